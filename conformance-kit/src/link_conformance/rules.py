@@ -1,0 +1,27 @@
+"""The rules the kit checks, each with the words a failure prints."""
+
+from __future__ import annotations
+
+RULES: dict[str, str] = {
+    "contract": "`contract` answers its kind, name and a contract version of 1 or more",
+    "answers": "every command answers JSON its model accepts, or nothing (the default applies)",
+    "steps": "install and configure succeed (ok: true) on a fresh agent",
+    "streams": "the endpoint streams an answer as chat.completion.chunk events, in more than one piece",
+    "key": "the endpoint refuses a request without its key (401) before the model sees it",
+    "proof": "the endpoint answers POST /_link/proof with HMAC-SHA256(endpoint key, challenge), never the key",
+    "agent": "a request naming an agent the process doesn't run is refused before the model is called",
+    "tools": "Link-Tools narrows a conversation's tools, and a later list only intersects",
+    "steer": "a message while a turn runs gets 202 + Link-Steered, and its answer comes on the first request",
+    "memory-command": "`command <folder> <state>` answers an argv that serves MCP over stdio",
+    "memory-tools": "every call named in no_ask is a tool the engine lists",
+    "memory-notes": "an engine claims no notes file when Link names none",
+    "describe": "`describe` answers a title, unique secret fields and its hosts",
+    "bridge-proof": "a bridge never sends the endpoint key to a program that fails the proof",
+    "bridge-recover": "a bridge asks /_link/recover, with the key, once the endpoint proves itself",
+    "fixtures": "answers written for an older contract version still parse with today's models",
+}
+
+
+def broken(rule: str, detail: str) -> str:
+    """An assertion message naming the rule that was broken."""
+    return f"conformance rule '{rule}' broken: {RULES[rule]}.\n  {detail}"

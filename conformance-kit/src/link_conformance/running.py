@@ -1,0 +1,134 @@
+"""Starting a harness the way Link does, without a sandbox: settings file, LNK_PORT, `start`."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from link_plugin import harness, wire
+from link_plugin.calls import PluginProgram
+from link_plugin.channel import EndpointRef
+from link_plugin.contract import CONTRACT_VERSION, Kind
+from link_plugin.harness import AgentFolders, AgentRef, HarnessSettings, ModelRef
+from link_plugin.layout import AgentFolder
+
+
+def port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_block(count: int) -> int:
+    """The first of `count` consecutive free loopback ports."""
+    for _ in range(200):
+        first = random.randint(30000, 60000 - count)
+        if all(port_free(first + i) for i in range(count)):
+            return first
+    raise RuntimeError(f"no {count} consecutive free ports")
+
+
+def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"the harness exited with {process.returncode} before it listened")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"nothing listened on port {port} within {timeout:.0f} s")
+
+
+class RunningHarness:
+    """One agent's harness, started from its adapter's `start` answer."""
+
+    def __init__(
+        self,
+        executable: str,
+        root: Path,
+        *,
+        model_url: str,
+        tools: dict[str, str],
+        agent: AgentRef | None = None,
+        start_timeout: float = 30.0,
+    ) -> None:
+        self.program = PluginProgram(executable)
+        self.agent = agent or AgentRef(name="main", id="kitagent0001", owner="kit@conformance")
+        self.key = wire.new_endpoint_key()
+        self.folder = AgentFolder(root / "agents" / self.agent.name)
+        self.folder.create()
+        self.harness_home = self.folder.harness_home(executable.removeprefix("lnk-"))
+        self.harness_home.mkdir(parents=True, exist_ok=True)
+        self.ports = self.program.ask_as(harness.Ports, Kind.HARNESS, "ports")
+        self.first_port = free_block(self.ports.count)
+        self.settings = HarnessSettings(
+            contract=CONTRACT_VERSION,
+            agent=self.agent,
+            model=ModelRef(name="stand-in", provider="openai", url=model_url),
+            folders=AgentFolders(
+                agent=str(self.folder.root),
+                home=str(self.folder.home),
+                chats=str(self.folder.chats),
+                harness_home=str(self.harness_home),
+            ),
+            ports=list(range(self.first_port, self.first_port + self.ports.count)),
+            endpoint_key=self.key,
+            tools=tools,
+        )
+        self.settings_file = self.harness_home / ".lnk-settings.json"
+        self.settings_file.write_text(self.settings.model_dump_json(indent=2))
+        self.env = {
+            harness.ENV_PORT: str(self.first_port),
+            harness.ENV_SETTINGS: str(self.settings_file),
+        }
+        self.start_timeout = start_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log = root / f"{executable}.log"
+
+    def ask(self, name: str, args: tuple[str, ...] = ()) -> object:
+        return self.program.ask(Kind.HARNESS, name, args, env=self.env)
+
+    @property
+    def endpoint(self) -> harness.Endpoint | None:
+        answer = self.ask("endpoint")
+        return answer if isinstance(answer, harness.Endpoint) else None
+
+    def endpoint_ref(self) -> EndpointRef:
+        endpoint = self.endpoint
+        assert endpoint is not None, "the harness answers no endpoint"
+        return EndpointRef(url=endpoint.url, key=self.key, proof=endpoint.proof, agent=endpoint.agent)
+
+    def start(self) -> RunningHarness:
+        start = self.program.ask_as(harness.Start, Kind.HARNESS, "start", env=self.env)
+        env = {**os.environ, **self.env, **start.env}
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                start.argv, env=env, cwd=start.cwd or self.harness_home, stdout=log, stderr=log
+            )
+        endpoint = self.endpoint
+        port = int(endpoint.url.split(":")[2].split("/")[0]) if endpoint else self.first_port
+        wait_for_port(port, self.start_timeout, self.process)
+        return self
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""

@@ -1,0 +1,393 @@
+"""The conformance suites. A plugin's own test file subclasses the one for its kind:
+
+    from link_conformance.suites import HarnessConformance
+
+    class TestMine(HarnessConformance):
+        plugin = "lnk-mine"
+
+or runs them all against an executable: `pytest --pyargs link_conformance --lnk-plugin lnk-mine`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from link_conformance.fakes import FakeEndpoint
+from link_conformance.provider import Reply, StandInProvider
+from link_conformance.rules import broken
+from link_conformance.running import RunningHarness
+from link_conformance.tools import StandInTools
+from link_plugin import harness, memory, wire
+from link_plugin.calls import TABLES, PluginProgram
+from link_plugin.channel import BridgeSpec, Describe, EndpointRef
+from link_plugin.contract import CONTRACT_VERSION, Contract, Kind
+from link_plugin.endpoint import EndpointClient
+from link_plugin.errors import LinkError
+from link_plugin.harness import AgentRef
+from link_plugin.layout import AgentFolder
+
+
+def _executable(request: pytest.FixtureRequest) -> str:
+    plugin = getattr(request.cls, "plugin", None) or request.config.getoption("--lnk-plugin")
+    if not plugin:
+        pytest.skip("no plugin to check: pass --lnk-plugin lnk-<name>")
+    return str(plugin)
+
+
+def _contract(executable: str) -> Contract:
+    try:
+        return PluginProgram(executable).contract()
+    except LinkError as exc:
+        raise AssertionError(broken("contract", str(exc))) from exc
+
+
+class _Suite:
+    kind: ClassVar[Kind]
+    plugin: ClassVar[str | None] = None
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def executable(cls, request: pytest.FixtureRequest) -> str:
+        executable = _executable(request)
+        kind = _contract(executable).kind
+        if kind != cls.kind:
+            pytest.skip(f"{executable} is a {kind.value} plugin, not a {cls.kind.value}")
+        return executable
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def program(cls, executable: str) -> PluginProgram:
+        return PluginProgram(executable)
+
+    def test_contract(self, executable: str) -> None:
+        answer = _contract(executable)
+        assert answer.version >= 1, broken("contract", f"it said version {answer.version}")
+        assert answer.name, broken("contract", "it gave no name")
+
+
+class HarnessConformance(_Suite):
+    kind = Kind.HARNESS
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def provider(cls) -> Iterator[StandInProvider]:
+        with StandInProvider() as provider:
+            yield provider
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def tools(cls) -> Iterator[StandInTools]:
+        with StandInTools() as tools:
+            yield tools
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def running(
+        cls,
+        executable: str,
+        provider: StandInProvider,
+        tools: StandInTools,
+        tmp_path_factory: pytest.TempPathFactory,
+    ) -> Iterator[RunningHarness]:
+        root = tmp_path_factory.mktemp("harness")
+        running = RunningHarness(executable, root, model_url=provider.url, tools=tools.addresses)
+        try:
+            running.start()
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- harness output ---\n{running.output()[-3000:]}") from exc
+        yield running
+        running.stop()
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def endpoint(cls, running: RunningHarness) -> harness.Endpoint:
+        endpoint = running.endpoint
+        if endpoint is None:
+            pytest.skip("the harness answers no endpoint: it speaks its channels itself")
+        return endpoint
+
+    def test_answers_validate(self, running: RunningHarness) -> None:
+        for command in TABLES[Kind.HARNESS]:
+            if command.name in {"contract", "start", "install", "configure", "link"}:
+                continue
+            try:
+                answer = running.ask(command.name)
+            except LinkError as exc:
+                raise AssertionError(broken("answers", f"`{command.name}`: {exc}")) from exc
+            assert answer is not None, broken("answers", f"`{command.name}` gave nothing")
+
+    def test_install_and_configure(self, running: RunningHarness) -> None:
+        for step in ("install", "configure"):
+            answer = running.ask(step)
+            assert isinstance(answer, harness.Done) and answer.ok, broken("steps", f"`{step}` said {answer}")
+
+    def test_endpoint_streams(
+        self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider
+    ) -> None:
+        provider.script(Reply(text="The quick brown fox jumps over the lazy dog.", chunks=6, delay=0.02))
+
+        async def ask() -> list[str]:
+            client = EndpointClient(running.endpoint_ref(), running.agent)
+            async with client.chat("hello", wire.Thread(channel="kit", chat="stream")) as reply:
+                assert reply.status == 200, broken("streams", f"status {reply.status}")
+                return [piece async for piece in reply.deltas()]
+
+        pieces = asyncio.run(ask())
+        assert "".join(pieces) == "The quick brown fox jumps over the lazy dog.", broken(
+            "streams", f"got {''.join(pieces)!r}"
+        )
+        assert len(pieces) > 1, broken("streams", "the answer came in one piece")
+        last = provider.requests[-1].json["messages"][-1]
+        assert "hello" in json.dumps(last), broken("streams", "the model was not shown the new message")
+
+    def _post(
+        self, endpoint: harness.Endpoint, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> httpx.Response:
+        origin = endpoint.url.split("/v1")[0].rstrip("/")
+        return httpx.post(origin + path, headers=headers, json=body, timeout=10)
+
+    def test_key_required(self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider) -> None:
+        before = len(provider.requests)
+        response = self._post(
+            endpoint,
+            "/v1/chat/completions",
+            {wire.AGENT: running.agent.name, wire.AGENT_ID: running.agent.id, wire.THREAD: "kit:nokey"},
+            {"model": "link", "messages": [{"role": "user", "content": "hi"}]},
+        )
+        assert response.status_code == 401, broken("key", f"status {response.status_code}")
+        time.sleep(0.2)
+        assert len(provider.requests) == before, broken("key", "the model was called anyway")
+
+    def test_proof(self, running: RunningHarness, endpoint: harness.Endpoint) -> None:
+        if not endpoint.proof:
+            pytest.skip("the endpoint doesn't say it answers the proof")
+        challenge = wire.new_challenge()
+        response = self._post(
+            endpoint,
+            wire.PROOF_PATH,
+            {wire.AGENT: running.agent.name, wire.AGENT_ID: running.agent.id},
+            {"challenge": challenge},
+        )
+        assert response.status_code == 200, broken("proof", f"status {response.status_code}")
+        everything = response.text + json.dumps(dict(response.headers))
+        assert running.key not in everything, broken("proof", "the answer holds the endpoint key")
+        answer = response.json().get("proof", "")
+        assert wire.proof_holds(running.key, challenge, answer), broken("proof", f"answered {answer!r}")
+
+    def test_unknown_agent_refused(
+        self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider
+    ) -> None:
+        if not endpoint.agent:
+            pytest.skip("the endpoint doesn't say it answers as the agent Link-Agent names")
+        before = len(provider.requests)
+        headers = {
+            "Authorization": f"Bearer {running.key}",
+            wire.AGENT: "stranger",
+            wire.AGENT_ID: "zzzzzzzzzzzz",
+            wire.THREAD: "kit:stranger",
+        }
+        response = self._post(
+            endpoint,
+            "/v1/chat/completions",
+            headers,
+            {"model": "link", "messages": [{"role": "user", "content": "hi"}]},
+        )
+        assert 400 <= response.status_code < 500, broken("agent", f"status {response.status_code}")
+        if endpoint.proof:
+            proof = self._post(endpoint, wire.PROOF_PATH, headers, {"challenge": wire.new_challenge()})
+            assert proof.status_code != 200, broken("agent", "it proved itself for an agent it doesn't run")
+        time.sleep(0.2)
+        assert len(provider.requests) == before, broken("agent", "the model was called for it")
+
+    def test_tools_narrow(
+        self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider, tools: StandInTools
+    ) -> None:
+        if not endpoint.tools:
+            pytest.skip("the endpoint doesn't say it narrows tools")
+        every = {StandInTools.tool_of(name) for name in tools.addresses}
+
+        def offered(chat: str, narrowed: frozenset[str] | None) -> set[str]:
+            count = len(provider.requests)
+
+            async def ask() -> None:
+                client = EndpointClient(running.endpoint_ref(), running.agent)
+                async with client.chat("which tools?", wire.Thread(channel="kit", chat=chat), tools=narrowed) as reply:
+                    await reply.text()
+
+            asyncio.run(ask())
+            return provider.wait_for_requests(count + 1)[count].tool_names & every
+
+        ping = StandInTools.tool_of
+        first = offered("sub", frozenset({"alpha", "beta"}))
+        assert first == {ping("alpha"), ping("beta")}, broken("tools", f"alpha,beta offered {first}")
+        later = offered("sub", frozenset({"beta", "gamma"}))
+        assert later == {ping("beta")}, broken("tools", f"a later beta,gamma offered {later}")
+        none = offered("sub", None)
+        assert none == {ping("beta")}, broken("tools", f"no header later offered {none}")
+        whole = offered("parent", None)
+        assert whole == every, broken("tools", f"a conversation never narrowed offered {whole}")
+
+    def test_message_mid_turn_steers(
+        self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider
+    ) -> None:
+        hold = threading.Event()
+        provider.script(Reply(text="first answer. ", hold=hold), Reply(text="after steering"))
+        thread = wire.Thread(channel="kit", chat="steer")
+        client = EndpointClient(running.endpoint_ref(), running.agent)
+        before = len(provider.requests)
+
+        async def scenario() -> tuple[int, str, int, bool]:
+            async def first() -> tuple[int, str]:
+                async with client.chat("first message", thread) as reply:
+                    return reply.status, await reply.text()
+
+            task = asyncio.create_task(first())
+            await asyncio.to_thread(provider.wait_for_requests, before + 1)
+            try:
+                async with client.chat("second message", thread) as second:
+                    status, steered = second.status, second.steered
+                    await second.text()
+            finally:
+                hold.set()
+            first_status, text = await task
+            return first_status, text, status, steered
+
+        first_status, text, status, steered = asyncio.run(scenario())
+        assert status == 202 and steered, broken("steer", f"the second message got {status}, steered={steered}")
+        assert first_status == 200, broken("steer", f"the first request got {first_status}")
+        later = [r for r in provider.requests[before + 1 :] if "second message" in r.text]
+        assert later, broken("steer", "the model never saw the steering message")
+        assert "after steering" in text, broken("steer", f"the first request's answer was {text!r}")
+
+
+class MemoryConformance(_Suite):
+    kind = Kind.MEMORY
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def folders(cls, tmp_path_factory: pytest.TempPathFactory) -> tuple[AgentFolder, Path]:
+        root = tmp_path_factory.mktemp("memory")
+        folder = AgentFolder(root / "agent")
+        folder.create()
+        folder.notes.write_text("- my sister is called Ana\n")
+        (folder.memory / "lease.md").write_text("# Lease\n\nThe flat's lease ends in March.\n")
+        state = folder.memory_state("kit")
+        state.mkdir(parents=True)
+        return folder, state
+
+    def _env(self, notes: Path | None) -> dict[str, str]:
+        env = {memory.ENV_AGENT_ID: "kitagent0001", memory.ENV_OWNER: "kit@conformance", memory.ENV_EMBEDDINGS: "none"}
+        if notes is not None:
+            env[memory.ENV_NOTES] = str(notes)
+        return env
+
+    def test_command_serves_mcp(self, program: PluginProgram, folders: tuple[AgentFolder, Path]) -> None:
+        folder, state = folders
+        try:
+            answer = program.ask_as(
+                memory.MemoryCommand,
+                Kind.MEMORY,
+                "command",
+                (str(folder.root), str(state)),
+                env=self._env(folder.notes),
+            )
+        except LinkError as exc:
+            raise AssertionError(broken("memory-command", str(exc))) from exc
+
+        async def listed() -> set[str]:
+            server = StdioServerParameters(
+                command=answer.argv[0], args=answer.argv[1:], env={**answer.env, "PATH": os.environ.get("PATH", "")}
+            )
+            async with Client(server, read_timeout_seconds=60) as client:
+                return {tool.name for tool in (await client.list_tools()).tools}
+
+        names = asyncio.run(asyncio.wait_for(listed(), 120))
+        assert names, broken("memory-command", "the server lists no tools")
+        missing = set(answer.no_ask) - names
+        assert not missing, broken("memory-tools", f"no_ask names {sorted(missing)}, not among {sorted(names)}")
+
+    def test_no_notes_when_none_named(self, program: PluginProgram, folders: tuple[AgentFolder, Path]) -> None:
+        folder, state = folders
+        answer = program.ask_as(
+            memory.MemoryCommand, Kind.MEMORY, "command", (str(folder.root), str(state)), env=self._env(None)
+        )
+        assert answer.notes is None, broken("memory-notes", f"it claims {answer.notes}")
+
+
+class ChannelConformance(_Suite):
+    kind = Kind.CHANNEL
+    bridge_secrets: ClassVar[dict[str, str]] = {}
+    """Secrets a bridge of this channel starts with (fake ones do: the kit never reaches the service)."""
+    bridge_section: ClassVar[dict[str, Any]] = {}
+    bridge_env: ClassVar[dict[str, str]] = {}
+    bridge_wait: ClassVar[float] = 20.0
+
+    def test_describe(self, program: PluginProgram) -> None:
+        try:
+            answer = program.ask_as(Describe, Kind.CHANNEL, "describe")
+        except LinkError as exc:
+            raise AssertionError(broken("describe", str(exc))) from exc
+        names = [field.name for field in answer.secrets]
+        assert answer.title, broken("describe", "no title")
+        assert len(names) == len(set(names)), broken("describe", f"secret fields repeat: {names}")
+
+    def _bridge(self, executable: str, endpoint: FakeEndpoint, key: str) -> subprocess.Popen[str]:
+        spec = BridgeSpec(
+            contract=CONTRACT_VERSION,
+            agent=AgentRef(name="main", id="kitagent0001", owner="kit@conformance"),
+            endpoint=EndpointRef(url=f"{endpoint.origin}/v1", key=key),
+            section=self.bridge_section,
+            secrets=self.bridge_secrets,
+        )
+        process = subprocess.Popen(
+            [executable, "bridge"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, **self.bridge_env},
+        )
+        assert process.stdin is not None
+        process.stdin.write(spec.model_dump_json() + "\n")
+        process.stdin.close()
+        return process
+
+    def _run_bridge(self, executable: str, honest: bool) -> tuple[FakeEndpoint, str]:
+        key = wire.new_endpoint_key()
+        endpoint = FakeEndpoint(key=key, honest=honest).start()
+        process = self._bridge(executable, endpoint, key)
+        try:
+            endpoint.wait(lambda: endpoint.proofs > 0 and (not honest or bool(endpoint.keyed)), self.bridge_wait)
+            time.sleep(0.5 if honest else 2.0)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            endpoint.stop()
+        return endpoint, key
+
+    def test_bridge_refuses_a_false_endpoint(self, executable: str) -> None:
+        endpoint, key = self._run_bridge(executable, honest=False)
+        assert endpoint.proofs > 0, broken("bridge-proof", "the bridge never asked for a proof")
+        assert not endpoint.saw(key), broken("bridge-proof", "the key reached the false endpoint")
+
+    def test_bridge_recovers_from_a_true_endpoint(self, executable: str) -> None:
+        endpoint, key = self._run_bridge(executable, honest=True)
+        assert endpoint.keyed and wire.RECOVER_PATH in endpoint.keyed, broken(
+            "bridge-recover", f"keyed requests: {endpoint.keyed}"
+        )

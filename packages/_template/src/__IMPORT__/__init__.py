@@ -1,0 +1,3 @@
+"""__DESCRIPTION__"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,64 @@
+"""Finding the plugins on PATH: every executable named lnk-<name>."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from link_plugin.calls import PluginProgram
+from link_plugin.contract import Kind
+from link_plugin.errors import LinkError
+
+PREFIX = "lnk-"
+
+
+class Found(BaseModel):
+    """One executable found on PATH, and what its `contract` said (or why it said nothing)."""
+
+    executable: str
+    path: str
+    kind: Kind | None = None
+    name: str | None = None
+    version: int | None = None
+    release: str | None = None
+    error: str | None = None
+
+
+def executables(env: Mapping[str, str] | None = None) -> dict[str, Path]:
+    """lnk-* executables on PATH, the first of each name winning as the shell's would."""
+    env = os.environ if env is None else env
+    found: dict[str, Path] = {}
+    for folder in (env.get("PATH") or "").split(os.pathsep):
+        if not folder or not os.path.isdir(folder):
+            continue
+        for entry in sorted(os.listdir(folder)):
+            path = Path(folder) / entry
+            if entry.startswith(PREFIX) and entry not in found and path.is_file() and os.access(path, os.X_OK):
+                found[entry] = path
+    return found
+
+
+def _identify(executable: str, path: Path, env: Mapping[str, str] | None) -> Found:
+    try:
+        answer = PluginProgram(str(path), env=env, timeout=15.0).contract()
+    except LinkError as exc:
+        return Found(executable=executable, path=str(path), error=str(exc))
+    return Found(
+        executable=executable,
+        path=str(path),
+        kind=answer.kind,
+        name=answer.name,
+        version=answer.version,
+        release=answer.release,
+    )
+
+
+def discover(env: Mapping[str, str] | None = None) -> list[Found]:
+    """Every lnk-* executable with its kind and contract version; a broken one with its error."""
+    found = executables(env)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return list(pool.map(lambda item: _identify(item[0], item[1], env), found.items()))

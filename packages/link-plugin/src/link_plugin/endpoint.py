@@ -1,0 +1,247 @@
+"""A bridge's client for a harness endpoint: the proof, then the message, on one connection.
+
+Each call opens a connection of its own. When the endpoint says it answers the proof, the
+connection first carries a random challenge, and only when the signature matches does it carry
+the key and the message: a program that grabbed the port gets nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import h11
+
+from link_plugin import wire
+from link_plugin.channel import EndpointRef
+from link_plugin.errors import LinkError
+from link_plugin.harness import AgentRef
+
+CHAT_PATH = "/chat/completions"
+
+
+class EndpointError(LinkError):
+    """The endpoint could not be used for this message."""
+
+
+class EndpointUnreachable(EndpointError):
+    """Nothing answers on the endpoint's port, or the connection broke: try again later."""
+
+
+class ProofFailed(EndpointError):
+    """Something answers on the port but can't prove it holds the key: the key was not sent."""
+
+
+class EndpointRefused(EndpointError):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"the endpoint refused the request ({status}): {message}")
+        self.status = status
+
+
+@dataclass
+class _Response:
+    status: int
+    headers: dict[str, str]
+
+
+class _Connection:
+    """One HTTP/1.1 connection driven by h11, so every request goes on this very socket."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._host = host
+        self._h11 = h11.Connection(h11.CLIENT)
+
+    async def _send(self, *events: h11.Event) -> None:
+        for event in events:
+            data = self._h11.send(event)
+            if data:
+                self._writer.write(data)
+        await self._writer.drain()
+
+    async def _next(self) -> h11.Event:
+        while True:
+            event = self._h11.next_event()
+            if isinstance(event, h11.Event):
+                return event
+            if event is not h11.NEED_DATA:
+                raise EndpointUnreachable("the endpoint's connection stopped in an unexpected state")
+            self._h11.receive_data(await self._reader.read(65536))
+
+    async def request(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> _Response:
+        if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
+            self._h11.start_next_cycle()
+        pairs = [("Host", self._host), *headers.items()]
+        if body is not None:
+            pairs += [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+        await self._send(h11.Request(method=method, target=path, headers=pairs))
+        if body is not None:
+            await self._send(h11.Data(data=body))
+        await self._send(h11.EndOfMessage())
+        event = await self._next()
+        if not isinstance(event, h11.Response):
+            raise EndpointUnreachable(f"the endpoint answered no HTTP response ({type(event).__name__})")
+        return _Response(
+            status=event.status_code,
+            headers={k.decode().lower(): v.decode() for k, v in event.headers},
+        )
+
+    async def body_chunks(self) -> AsyncIterator[bytes]:
+        while True:
+            event = await self._next()
+            if isinstance(event, h11.Data):
+                yield bytes(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                return
+            elif isinstance(event, h11.ConnectionClosed):
+                raise EndpointUnreachable("the endpoint closed the connection mid-answer")
+
+    async def body(self) -> bytes:
+        return b"".join([chunk async for chunk in self.body_chunks()])
+
+    async def close(self) -> None:
+        self._writer.close()
+        with suppress(ConnectionError, OSError):
+            await self._writer.wait_closed()
+
+
+class ChatReply:
+    """The endpoint's answer to one message: steered (202), or a stream of text."""
+
+    def __init__(self, connection: _Connection, response: _Response) -> None:
+        self._connection = connection
+        self.status = response.status
+        self.steered = response.status == 202 and wire.STEERED.lower() in response.headers
+
+    async def deltas(self) -> AsyncIterator[str]:
+        """The answer's text as it is written, from the SSE stream of chat.completion.chunk."""
+        if self.steered:
+            return
+        buffer = b""
+        async for chunk in self._connection.body_chunks():
+            buffer += chunk
+            while b"\n\n" in buffer:
+                block, buffer = buffer.split(b"\n\n", 1)
+                for line in block.decode().splitlines():
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        return
+                    text = _delta_text(json.loads(data))
+                    if text:
+                        yield text
+
+    async def text(self) -> str:
+        return "".join([piece async for piece in self.deltas()])
+
+
+def _delta_text(chunk: dict[str, Any]) -> str:
+    if "error" in chunk:
+        raise EndpointError(f"the harness failed mid-answer: {chunk['error']}")
+    choices = chunk.get("choices") or []
+    if not choices:
+        return ""
+    delta = choices[0].get("delta") or {}
+    content = delta.get("content")
+    return content if isinstance(content, str) else ""
+
+
+class EndpointClient:
+    """Talks to one agent's endpoint as its bridge."""
+
+    def __init__(self, endpoint: EndpointRef, agent: AgentRef, *, timeout: float = 10.0) -> None:
+        parts = urlsplit(endpoint.url)
+        if parts.hostname is None or parts.port is None:
+            raise EndpointError(f"the endpoint address {endpoint.url!r} names no host and port")
+        self._endpoint = endpoint
+        self._agent = agent
+        self._host = parts.hostname
+        self._port = parts.port
+        self._base = parts.path.rstrip("/")
+        self._timeout = timeout
+
+    def _agent_headers(self) -> dict[str, str]:
+        return {wire.AGENT: self._agent.name, wire.AGENT_ID: self._agent.id}
+
+    @asynccontextmanager
+    async def _proven(self) -> AsyncIterator[_Connection]:
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(self._host, self._port), self._timeout)
+        except (OSError, TimeoutError) as exc:
+            raise EndpointUnreachable(f"nothing answers at {self._endpoint.url} ({exc})") from exc
+        connection = _Connection(reader, writer, f"{self._host}:{self._port}")
+        try:
+            if self._endpoint.proof:
+                await self._prove(connection)
+            yield connection
+        except (ConnectionError, h11.RemoteProtocolError, asyncio.IncompleteReadError) as exc:
+            raise EndpointUnreachable(f"the connection to {self._endpoint.url} broke ({exc})") from exc
+        finally:
+            await connection.close()
+
+    async def _prove(self, connection: _Connection) -> None:
+        challenge = wire.new_challenge()
+        body = wire.ProofRequest(challenge=challenge).model_dump_json().encode()
+        response = await asyncio.wait_for(
+            connection.request("POST", wire.PROOF_PATH, self._agent_headers(), body), self._timeout
+        )
+        raw = await connection.body()
+        try:
+            answer = wire.ProofAnswer.model_validate_json(raw) if response.status == 200 else None
+        except ValueError:
+            answer = None
+        if answer is None or not wire.proof_holds(self._endpoint.key, challenge, answer.proof):
+            raise ProofFailed(
+                f"the program on {self._endpoint.url} could not prove it is the agent's harness; its key was not sent",
+                "Another program may hold the harness's port: `lnk agent status` names it.",
+            )
+
+    def _keyed(self, extra: dict[str, str]) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._endpoint.key}", **self._agent_headers(), **extra}
+
+    @asynccontextmanager
+    async def chat(
+        self,
+        text: str,
+        thread: wire.Thread,
+        *,
+        sender: wire.Sender | None = None,
+        tools: frozenset[str] | None = None,
+    ) -> AsyncIterator[ChatReply]:
+        """Send one new message (never the history) and stream the answer."""
+        headers = {wire.THREAD: str(thread)}
+        if sender is not None:
+            headers[wire.FROM] = sender.who
+            headers[wire.HOPS] = str(sender.hops)
+        if tools is not None:
+            headers[wire.TOOLS] = ",".join(sorted(tools))
+        body = json.dumps({"model": "link", "stream": True, "messages": [{"role": "user", "content": text}]}).encode()
+        async with self._proven() as connection:
+            response = await connection.request("POST", self._base + CHAT_PATH, self._keyed(headers), body)
+            if response.status not in (200, 202):
+                raise EndpointRefused(response.status, (await connection.body()).decode()[:500])
+            yield ChatReply(connection, response)
+
+    async def recover(self) -> list[wire.Undelivered]:
+        """Finished answers nobody waited for; each stays until `confirm` says it was sent."""
+        async with self._proven() as connection:
+            response = await connection.request("GET", wire.RECOVER_PATH, self._keyed({}), None)
+            raw = await connection.body()
+            if response.status != 200:
+                raise EndpointRefused(response.status, raw.decode()[:500])
+            return wire.RecoverAnswer.model_validate_json(raw).answers
+
+    async def confirm(self, sent: list[str]) -> None:
+        body = wire.RecoverConfirm(sent=sent).model_dump_json().encode()
+        async with self._proven() as connection:
+            response = await connection.request("POST", wire.RECOVER_PATH, self._keyed({}), body)
+            raw = await connection.body()
+            if response.status != 200:
+                raise EndpointRefused(response.status, raw.decode()[:500])

@@ -1,0 +1,338 @@
+"""Build a plugin executable from a Python object, so nobody hand-writes the JSON plumbing.
+
+    from link_plugin.plugin import HarnessAdapter, run
+
+    class Mine(HarnessAdapter):
+        name = "mine"
+        def start(self, ctx): return Start(argv=[...])
+
+    def main() -> None:
+        run(Mine())
+
+Each contract command becomes a subcommand printing one JSON answer on stdout. A method left
+as it is in the base class answers nothing (exit 3), and the caller uses the command's default.
+`build(plugin)` returns the typer app, so an author can add commands of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+import typer
+
+from link_plugin import channel as channel_contract
+from link_plugin import harness as harness_contract
+from link_plugin import memory as memory_contract
+from link_plugin.answers import Answer, parse_answer
+from link_plugin.contract import CONTRACT_VERSION, Command, Contract, Kind
+from link_plugin.errors import ExitCode, LinkError, NotAnswered
+
+
+class Plugin:
+    """The base of every plugin object."""
+
+    kind: ClassVar[Kind]
+    commands: ClassVar[tuple[Command, ...]]
+    name: ClassVar[str]
+    release: ClassVar[str | None] = None
+
+    def contract(self) -> Contract:
+        return Contract(kind=self.kind, version=CONTRACT_VERSION, name=self.name, release=self.release)
+
+    def answers(self, command: str) -> bool:
+        """Whether this plugin overrides the command's method."""
+        method = getattr(type(self), command.replace("-", "_"), None)
+        base = getattr(_BASES[self.kind], command.replace("-", "_"), None)
+        return method is not None and method is not base
+
+
+@dataclass
+class HarnessContext:
+    """What the core hands a harness command: LNK_PORT and the LNK_SETTINGS file."""
+
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    @property
+    def port(self) -> int | None:
+        value = self.env.get(harness_contract.ENV_PORT)
+        return int(value) if value else None
+
+    @cached_property
+    def settings(self) -> harness_contract.HarnessSettings | None:
+        path = self.env.get(harness_contract.ENV_SETTINGS)
+        if not path:
+            return None
+        return parse_answer(harness_contract.HarnessSettings, Path(path).read_text(), source=f"settings file {path}")
+
+
+class HarnessAdapter(Plugin):
+    kind = Kind.HARNESS
+    commands = harness_contract.COMMANDS
+
+    def needs(self, ctx: HarnessContext) -> harness_contract.Needs:
+        raise NotAnswered
+
+    def channels(self, ctx: HarnessContext) -> harness_contract.Channels:
+        raise NotAnswered
+
+    def ports(self, ctx: HarnessContext) -> harness_contract.Ports:
+        raise NotAnswered
+
+    def folders(self, ctx: HarnessContext) -> harness_contract.Folders:
+        raise NotAnswered
+
+    def endpoint(self, ctx: HarnessContext) -> harness_contract.Endpoint:
+        raise NotAnswered
+
+    def hosts(self, ctx: HarnessContext) -> harness_contract.Hosts:
+        raise NotAnswered
+
+    def state(self, ctx: HarnessContext) -> harness_contract.State:
+        raise NotAnswered
+
+    def install(self, ctx: HarnessContext) -> harness_contract.Done:
+        raise NotAnswered
+
+    def configure(self, ctx: HarnessContext) -> harness_contract.Done:
+        raise NotAnswered
+
+    def start(self, ctx: HarnessContext) -> harness_contract.Start:
+        raise NotAnswered
+
+    def health(self, ctx: HarnessContext) -> harness_contract.Health:
+        raise NotAnswered
+
+    def link(self, ctx: HarnessContext, channel: str) -> harness_contract.Done:
+        raise NotAnswered
+
+
+@dataclass
+class MemoryContext:
+    """What Link hands `command`: the notes file (where it may be written) and the agent."""
+
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    @property
+    def notes(self) -> Path | None:
+        value = self.env.get(memory_contract.ENV_NOTES)
+        return Path(value) if value else None
+
+    @property
+    def agent_id(self) -> str | None:
+        return self.env.get(memory_contract.ENV_AGENT_ID)
+
+    @property
+    def owner(self) -> str | None:
+        return self.env.get(memory_contract.ENV_OWNER)
+
+    @property
+    def model_server(self) -> str | None:
+        return self.env.get(memory_contract.ENV_MODEL_SERVER)
+
+    @property
+    def embeddings(self) -> str | None:
+        return self.env.get(memory_contract.ENV_EMBEDDINGS)
+
+
+class MemoryEngine(Plugin):
+    kind = Kind.MEMORY
+    commands = memory_contract.COMMANDS
+
+    def install(self, ctx: MemoryContext) -> harness_contract.Done:
+        raise NotAnswered
+
+    def command(self, ctx: MemoryContext, folder: Path, state: Path) -> memory_contract.MemoryCommand:
+        raise NotAnswered
+
+
+@dataclass
+class ChannelContext:
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    @property
+    def agent(self) -> str | None:
+        return self.env.get(channel_contract.ENV_AGENT)
+
+    @property
+    def agent_id(self) -> str | None:
+        return self.env.get(channel_contract.ENV_AGENT_ID)
+
+    @property
+    def folder(self) -> Path | None:
+        value = self.env.get(channel_contract.ENV_CHANNEL_DIR)
+        return Path(value) if value else None
+
+    @property
+    def taken(self) -> frozenset[str]:
+        """Identities other agents here hold: connect refuses them."""
+        value = self.env.get(channel_contract.ENV_CHANNEL_TAKEN)
+        return frozenset(json.loads(value)) if value else frozenset()
+
+
+class ChannelPlugin(Plugin):
+    kind = Kind.CHANNEL
+    commands = channel_contract.COMMANDS
+
+    def describe(self, ctx: ChannelContext) -> channel_contract.Describe:
+        raise NotAnswered
+
+    def connect(self, ctx: ChannelContext, token_stdin: bool) -> channel_contract.Connected:
+        """Prompts go to stderr (the terminal); `token_stdin` reads the secret from stdin."""
+        raise NotAnswered
+
+    async def bridge(self, spec: channel_contract.BridgeSpec) -> None:
+        raise NotAnswered
+
+    def link(self, ctx: ChannelContext) -> harness_contract.Done:
+        raise NotAnswered
+
+    def state(self, ctx: ChannelContext) -> channel_contract.ChannelState:
+        raise NotAnswered
+
+    def disconnect(self, ctx: ChannelContext) -> harness_contract.Done:
+        raise NotAnswered
+
+
+_BASES: dict[Kind, type[Plugin]] = {
+    Kind.HARNESS: HarnessAdapter,
+    Kind.MEMORY: MemoryEngine,
+    Kind.CHANNEL: ChannelPlugin,
+}
+
+
+def say(text: str) -> None:
+    """Speak to the person at the terminal: stderr, since stdout holds the answer."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def _finish(plugin: Plugin, command: str, call: Callable[[], Any]) -> None:
+    """Run one command and end the process with the contract's exit code."""
+    try:
+        result = call()
+        if inspect.isawaitable(result):
+            result = asyncio.run(_awaited(result))
+    except NotAnswered:
+        say(f"lnk-{plugin.name} doesn't answer `{command}`: the caller uses its default.")
+        raise typer.Exit(ExitCode.NOT_ANSWERED) from None
+    except LinkError as exc:
+        say(f"lnk-{plugin.name} {command}: {exc}")
+        print(json.dumps({"error": exc.message, "hint": exc.hint}))
+        raise typer.Exit(ExitCode.FAILED) from None
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except Exception as exc:
+        traceback.print_exc()
+        print(json.dumps({"error": f"{type(exc).__name__}: {exc}", "hint": None}))
+        raise typer.Exit(ExitCode.FAILED) from None
+    if isinstance(result, Answer):
+        print(result.to_json())
+    raise typer.Exit(ExitCode.ANSWERED)
+
+
+async def _awaited(result: Any) -> Any:
+    return await result
+
+
+def build(plugin: Plugin) -> typer.Typer:
+    """The typer app answering every command of the plugin's contract."""
+    app = typer.Typer(
+        name=f"lnk-{plugin.name}",
+        help=f"lnk-{plugin.name}: a Link {plugin.kind.value} plugin (contract {CONTRACT_VERSION}).",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.command("contract", help="The plugin's kind, name and contract version.")
+    def contract() -> None:
+        _finish(plugin, "contract", plugin.contract)
+
+    if isinstance(plugin, HarnessAdapter):
+        _harness_commands(app, plugin)
+    elif isinstance(plugin, MemoryEngine):
+        _memory_commands(app, plugin)
+    elif isinstance(plugin, ChannelPlugin):
+        _channel_commands(app, plugin)
+    return app
+
+
+def _doc(commands: tuple[Command, ...], name: str) -> str:
+    return next(c.doc for c in commands if c.name == name)
+
+
+def _plain(app: typer.Typer, plugin: Plugin, name: str, context: Callable[[], object]) -> None:
+    """A command taking no arguments: the plugin's method gets the context alone."""
+    method = getattr(plugin, name)
+
+    def command() -> None:
+        _finish(plugin, name, lambda: method(context()))
+
+    app.command(name, help=_doc(plugin.commands, name))(command)
+
+
+def _harness_commands(app: typer.Typer, plugin: HarnessAdapter) -> None:
+    for name in (
+        "needs",
+        "channels",
+        "ports",
+        "folders",
+        "endpoint",
+        "hosts",
+        "state",
+        "install",
+        "configure",
+        "start",
+        "health",
+    ):
+        _plain(app, plugin, name, HarnessContext)
+
+    @app.command("link", help=_doc(plugin.commands, "link"))
+    def link(channel: str) -> None:
+        _finish(plugin, "link", lambda: plugin.link(HarnessContext(), channel))
+
+
+def _memory_commands(app: typer.Typer, plugin: MemoryEngine) -> None:
+    _plain(app, plugin, "install", MemoryContext)
+
+    @app.command("command", help=_doc(plugin.commands, "command"))
+    def command(folder: Path, state: Path) -> None:
+        _finish(plugin, "command", lambda: plugin.command(MemoryContext(), folder, state))
+
+
+def _channel_commands(app: typer.Typer, plugin: ChannelPlugin) -> None:
+    @app.command("describe", help=_doc(plugin.commands, "describe"))
+    def describe() -> None:
+        _finish(plugin, "describe", lambda: plugin.describe(ChannelContext()))
+
+    @app.command("connect", help=_doc(plugin.commands, "connect"))
+    def connect(
+        token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the secret from stdin."),
+    ) -> None:
+        _finish(plugin, "connect", lambda: plugin.connect(ChannelContext(), token_stdin))
+
+    @app.command("bridge", help=_doc(plugin.commands, "bridge"))
+    def bridge() -> None:
+        line = sys.stdin.readline()
+        if not line.strip():
+            say("bridge reads its BridgeSpec as one JSON line on stdin; none came.")
+            raise typer.Exit(ExitCode.USAGE)
+        spec = parse_answer(channel_contract.BridgeSpec, line, source="the BridgeSpec on stdin")
+        _finish(plugin, "bridge", lambda: plugin.bridge(spec))
+
+    for name in ("link", "state", "disconnect"):
+        _plain(app, plugin, name, ChannelContext)
+
+
+def run(plugin: Plugin) -> None:
+    """The whole `main()` of a plugin executable."""
+    build(plugin)()

@@ -1,0 +1,3 @@
+from lnk.cli import main
+
+main()
