@@ -1,7 +1,8 @@
 """An agent's keys: model providers' and channels' secrets, in a 0600 file outside every sandbox.
 
 Keys are handed only to the proxy (a model's) and to a channel's bridge (its token), never to a
-harness or any file a sandbox sees.
+harness or any file a sandbox sees. Names: a model provider's key by the provider's name
+(`openai`, `anthropic`, `openrouter`); a channel's secret as `<channel>/<field>` (`telegram/bot-token`).
 """
 
 from __future__ import annotations

@@ -106,6 +106,10 @@ class Layout:
         """The proxy's sockets for an agent, keyed by its ID."""
         return self.config / "agents" / ".net" / agent_id
 
+    def tools_socket(self, agent_id: str) -> Path:
+        """Where the core's tool bridge listens for the agent's proxy to pass tool calls on."""
+        return self.net(agent_id) / "tools.sock"
+
     def agent_names(self) -> list[str]:
         folder = self.config / "agents"
         if not folder.is_dir():

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from link_plugin import channel, settings, wire
+from link_plugin import channel, sandbox, settings, wire
 from link_plugin.calls import TABLES
 from link_plugin.harness import HarnessSettings
 
@@ -23,6 +23,10 @@ def _inputs() -> dict[str, type[BaseModel]]:
         "inputs/bridge-spec.json": channel.BridgeSpec,
         "inputs/agent-settings.json": settings.AgentSettings,
         "inputs/machine-settings.json": settings.MachineSettings,
+        "sandbox/request.json": sandbox.SandboxRequest,
+        "sandbox/decision.json": sandbox.Decision,
+        "sandbox/grants.json": sandbox.Grants,
+        "sandbox/check.json": sandbox.Check,
         "wire/proof-request.json": wire.ProofRequest,
         "wire/proof-answer.json": wire.ProofAnswer,
         "wire/recover-answer.json": wire.RecoverAnswer,
