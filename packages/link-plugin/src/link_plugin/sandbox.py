@@ -53,6 +53,10 @@ class SandboxRequest(Answer):
     """A local model server's port on this machine's loopback, which the harness may reach."""
     no_sandbox: bool = False
     """This start runs unsandboxed (lnk agent start --no-sandbox); refused where machine.toml forbids it."""
+    proxy_port: int | None = None
+    """The loopback port inside the sandbox where the proxy's relay listens (the last of the agent's block).
+    The core hands the harness its tools at http://127.0.0.1:<proxy_port>/_link/tools/<tool>/mcp, so the
+    sandbox puts the proxy there. None: the sandbox picks the port."""
 
 
 class Decision(Answer):
@@ -80,6 +84,9 @@ class Grants(Answer):
     sandboxed: bool = True
     mode: str = "bubblewrap"
     """bubblewrap, seatbelt, or none."""
+    read_only: list[str] = Field(default_factory=list)
+    """Folders of Home the agent may only read ([files] read), e.g. instructions: where instructions
+    are read-only, Link names no notes file to the memory engine."""
 
 
 class PermissionInfo(BaseModel):

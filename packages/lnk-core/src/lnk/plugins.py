@@ -1,8 +1,9 @@
-"""`lnk plugins`: the lnk-* executables on PATH, their kind and contract version."""
+"""The plugins: `lnk plugins` lists those on PATH; `require` is how lnk gets one it needs."""
 
 from __future__ import annotations
 
 import json
+import shutil
 
 import typer
 from rich.console import Console
@@ -10,6 +11,7 @@ from rich.table import Table
 
 from link_plugin.contract import CONTRACT_VERSION
 from link_plugin.discovery import discover
+from link_plugin.errors import LinkError
 
 
 def plugins_command(
@@ -32,3 +34,14 @@ def plugins_command(
         newer = f" (newer than lnk's {CONTRACT_VERSION})" if (f.version or 0) > CONTRACT_VERSION else ""
         table.add_row(f.executable, f.kind.value if f.kind else "", f"{f.version}{newer}", f.release or "", f.path)
     console.print(table)
+
+
+def require(executable: str) -> str:
+    """The path of a plugin that must be on PATH: every "this plugin is needed" goes through here."""
+    path = shutil.which(executable)
+    if path is not None:
+        return path
+    raise LinkError(
+        f"{executable} is not installed.",
+        f"Install its wheel into lnk's environment (pip install {executable}), then try again.",
+    )

@@ -1,0 +1,99 @@
+"""Everything lnk asks of lnk-sandbox, through its executable and link_plugin.sandbox.
+
+lnk-sandbox reads the grants itself from Link's settings folder; lnk hands it what to run (a
+SandboxRequest in a file) and asks it what a harness needs, in the owner's terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, TypeAdapter
+
+from link_plugin.answers import parse_answer
+from link_plugin.calls import PluginProgram
+from link_plugin.errors import ExitCode, LinkError
+from link_plugin.files import write_atomic
+from link_plugin.harness import Needs
+from link_plugin.sandbox import Check, Decision, Grants, PermissionInfo, SandboxRequest
+from lnk.agents import Agent
+from lnk.plugins import require
+
+SANDBOX = "lnk-sandbox"
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def program() -> PluginProgram:
+    return PluginProgram(require(SANDBOX), timeout=60.0)
+
+
+def _failed(args: Sequence[str], code: int, stderr: str) -> LinkError:
+    tail = "\n".join(stderr.strip().splitlines()[-5:])
+    return LinkError(f"lnk-sandbox {' '.join(args)} failed (exit {code}).", tail or None)
+
+
+def _answer(model: type[M], args: list[str], *, interactive: bool = False) -> M:
+    asked = program().run(args[0], args[1:], interactive=interactive, timeout=None if interactive else 60.0)
+    if asked.code != ExitCode.ANSWERED:
+        raise _failed(args, asked.code, asked.stderr)
+    return parse_answer(model, asked.stdout, source=f"lnk-sandbox {args[0]}")
+
+
+def write_request(agent: Agent, request: SandboxRequest, label: str) -> Path:
+    """The request file `run --request` reads, in the agent's run folder (0600)."""
+    agent.run.create()
+    path = agent.run.requests / f"{label}.json"
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    write_atomic(path, request.model_dump_json(indent=2))
+    return path
+
+
+def run_argv(request_file: Path) -> list[str]:
+    return [require(SANDBOX), "run", "--request", str(request_file)]
+
+
+def ask_needs(agent: Agent, harness: str, needs: Needs, *, yes: bool, allow_unsandboxed: bool) -> Decision:
+    """Ask the owner, in this terminal, for what the harness needs beyond what was answered before."""
+    agent.run.create()
+    needs_file = agent.run.root / f"needs-{secrets.token_hex(4)}.json"
+    write_atomic(needs_file, needs.model_dump_json())
+    args = ["needs", "--agent", agent.name, "--harness", harness, "--needs", str(needs_file)]
+    args += ["--yes"] * yes + ["--allow-unsandboxed"] * allow_unsandboxed
+    try:
+        return _answer(Decision, args, interactive=True)
+    finally:
+        needs_file.unlink(missing_ok=True)
+
+
+def grants(agent: Agent, harness: str) -> Grants:
+    return _answer(Grants, ["grants", "--agent", agent.name, "--harness", harness, "--json"])
+
+
+def check(agent: Agent) -> Check:
+    return _answer(Check, ["check", "--agent", agent.name, "--json"])
+
+
+def permissions() -> list[PermissionInfo]:
+    asked = program().run("permissions", ["--json"])
+    if asked.code != ExitCode.ANSWERED:
+        raise _failed(["permissions"], asked.code, asked.stderr)
+    try:
+        data = json.loads(asked.stdout)
+    except ValueError as exc:
+        raise LinkError("lnk-sandbox permissions answered something that is not JSON.") from exc
+    listed = data.get("permissions", []) if isinstance(data, dict) else data
+    return TypeAdapter(list[PermissionInfo]).validate_python(listed)
+
+
+def change(args: list[str]) -> None:
+    """allow / deny / harness allow|deny|repermit: the sandbox says what changed, on the terminal."""
+    asked = program().run(args[0], args[1:], interactive=True, timeout=None)
+    if asked.code != ExitCode.ANSWERED:
+        raise LinkError(f"lnk-sandbox {' '.join(args)} refused (exit {asked.code}).")
+    if asked.stdout.strip():
+        print(asked.stdout.strip())
