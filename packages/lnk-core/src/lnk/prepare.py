@@ -168,11 +168,10 @@ def _step(agent: Agent, harness: Harness, command: str, env: dict[str, str], san
 
 
 def _install_once(agent: Agent, harness: Harness, env: dict[str, str], sandboxed: bool, say: Say) -> None:
-    """install runs for a new home and for a new release of the adapter."""
+    """install runs for a new home and for a new adapter program (a new release rewrites it)."""
     path = Path(harness.path)
     stat = path.stat()
-    release = harness.program.contract().release
-    installed = json.dumps([str(path), stat.st_size, stat.st_mtime_ns, release])
+    installed = json.dumps([str(path), stat.st_size, stat.st_mtime_ns])
     marker = harness.home / INSTALLED_FILE
     if marker.exists() and marker.read_text() == installed:
         return
@@ -290,6 +289,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         adapter=harness.path,
         harness_home=str(harness.home),
         sandboxed=sandboxed,
+        no_sandbox=options.no_sandbox,
         mode=options.mode,
         ports=block,
         gateway=gateway_port,

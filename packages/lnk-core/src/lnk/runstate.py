@@ -32,6 +32,8 @@ class RunSpec(BaseModel):
     """The adapter's executable, asked `health` while the harness runs."""
     harness_home: str
     sandboxed: bool
+    no_sandbox: bool = False
+    """Started with --no-sandbox: lnk's own restarts (a new channel, memory) keep it for this run."""
     mode: Mode
     ports: list[int]
     gateway: int

@@ -82,7 +82,7 @@ def details(agent: Agent) -> dict[str, Any]:
         "tool": f"memory-{agent.id}" if agent.settings.memory else None,
         "indexed": live.get("memory") if live else None,
     }
-    found["tools"] = spec.tool_urls if spec else {t.name: None for t in tools_for(agent.layout, agent.name)}
+    found["tools"] = sorted(spec.tool_urls) if spec else [t.name for t in tools_for(agent.layout, agent.name)]
     found["waiting"] = live.get("waiting", 0) if live else 0
     found["grants"] = _grants(agent, found["harness"], spec.sandboxed) if spec else None
     return found

@@ -6,6 +6,8 @@ import asyncio
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Annotated
 
@@ -28,7 +30,6 @@ from lnk.runstate import PARTS, read_spec, write_spec
 from lnk.sandboxing import ask_needs
 from lnk.services import running, service_mode, start_services, stop_services
 from lnk.status import details, summary
-from lnk.supervisor import supervise as run_services
 from lnk.tooldefs import remove_tool
 
 app = typer.Typer(help="Your agents: start them, talk to them, see how they are.", no_args_is_help=True)
@@ -74,8 +75,10 @@ def start_agent(name: str, options: StartOptions, foreground: bool = False) -> A
     found, spec = prepare(found, options, say)
     write_spec(found, spec)
     if foreground:
+        from lnk.supervisor import supervise  # the runtime's imports are paid only where it runs
+
         say(f"{name} runs here until Ctrl-C ([dim]{found.logs / 'agent.log'}[/dim]).")
-        raise typer.Exit(run_services(found, PARTS, foreground=True))
+        raise typer.Exit(supervise(found, PARTS, foreground=True))
     with err.status(f"Starting {name}..."):
         start_services(found, options.mode)
     where = spec.endpoint.url if spec.endpoint else f"ports {spec.ports[0]}-{spec.ports[-1]}"
@@ -83,6 +86,28 @@ def start_agent(name: str, options: StartOptions, foreground: bool = False) -> A
     if spec.endpoint is not None:
         say(f"Talk to it: [bold]lnk agent chat{'' if name == DEFAULT_AGENT else ' ' + name}[/bold]")
     return found
+
+
+def restart_as_before(found: Agent) -> None:
+    """lnk's own restart (memory turned on, another harness): the agent runs again as it ran."""
+    with paused(found):
+        pass
+
+
+@contextmanager
+def paused(found: Agent, why: str = "") -> Iterator[None]:
+    """Stop the agent if it runs, and start it again afterwards as it ran (with or without a sandbox)."""
+    if running(found) is None:
+        yield
+        return
+    spec = read_spec(found)
+    if why:
+        say(why)
+    stop_services(found)
+    try:
+        yield
+    finally:
+        start_agent(found.name, StartOptions(no_sandbox=spec is not None and spec.no_sandbox))
 
 
 @app.command()
@@ -319,8 +344,7 @@ def use(
     found.save()
     say(f"{name} now runs {new.name}.")
     if was_running:
-        stop_services(found)
-        start_agent(name, StartOptions(yes=yes, allow_unsandboxed=allow_unsandboxed))
+        restart_as_before(found)
 
 
 @app.command()
@@ -358,6 +382,8 @@ def supervise(
     part: Annotated[list[str] | None, typer.Option("--part")] = None,
 ) -> None:
     """Run the agent's services (what a start spawns, or its systemd units run)."""
+    from lnk.supervisor import supervise as run_services
+
     chosen = tuple(part or PARTS)
     unknown = set(chosen) - set(PARTS)
     if unknown:

@@ -9,10 +9,9 @@ import typer
 from link_plugin.errors import LinkError
 from lnk import channels
 from lnk.agents import DEFAULT_AGENT
-from lnk.commands.agent import start_agent
+from lnk.commands.agent import paused
 from lnk.commands.common import AgentArg, agent, say
-from lnk.prepare import StartOptions, harness_of, harness_settings
-from lnk.services import running, stop_services
+from lnk.prepare import harness_of, harness_settings
 
 ChannelArg = Annotated[
     str, typer.Argument(help="The channel: telegram, slack, discord, whatsapp, signal, or lnk-<name> on PATH.")
@@ -35,16 +34,9 @@ def connect(
             f"{name}'s harness ({harness.name}) can't speak {channel} (it speaks: {', '.join(spoken) or 'none'}).",
             f"`lnk agent use link {name}` switches to Link Harness, which speaks every channel Link carries.",
         )
-    was_running = running(found) is not None
-    if was_running:
-        say(f"Stopping {name} while {channel} pairs, so only one program reads its messages.")
-        stop_services(found)
-    try:
+    with paused(found, f"Stopping {name} while {channel} pairs, so only one program reads its messages."):
         found = channels.connect(found, channel, program, token_stdin)
         say(f"[green]{channel} is connected to {name}[/green] ({channels.ChannelEntry.of(found, channel).identity}).")
-    finally:
-        if was_running:
-            start_agent(name, StartOptions())
 
 
 def disconnect(channel: ChannelArg, name: AgentArg = DEFAULT_AGENT) -> None:
@@ -52,12 +44,6 @@ def disconnect(channel: ChannelArg, name: AgentArg = DEFAULT_AGENT) -> None:
     found = agent(name)
     channels.ChannelEntry.of(found, channel)
     program = channels.channel_program(channel)
-    was_running = running(found) is not None
-    if was_running:
-        stop_services(found)
-    try:
+    with paused(found):
         channels.disconnect(found, channel, program)
         say(f"{channel} is disconnected from {name}.")
-    finally:
-        if was_running:
-            start_agent(name, StartOptions())

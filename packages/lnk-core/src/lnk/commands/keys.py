@@ -10,7 +10,7 @@ from rich.prompt import Prompt
 
 from link_plugin.errors import LinkError
 from link_plugin.providers import PROVIDERS
-from lnk.agents import DEFAULT_AGENT, Agent, known_names, load_agent, load_or_create
+from lnk.agents import DEFAULT_AGENT, Agent, load_agent, load_or_create
 from lnk.commands.common import AgentArg, JsonOpt, emit, err, layout, out, say
 
 app = typer.Typer(help="An agent's model keys: handed only to its proxy, never to its harness.", no_args_is_help=True)
@@ -25,13 +25,11 @@ def _provider(name: str) -> str:
 
 
 def _agent_for_keys(name: str) -> Agent:
-    """The agent; on a machine with none yet, the first one is made, so a key can come before the first start."""
-    lay = layout()
-    if not known_names(lay):
-        found, _ = load_or_create(lay, name)
-        say(f"Made the agent [bold]{name}[/bold] ({found.id}).")
-        return found
-    return load_agent(lay, name)
+    """The agent, made when it's new, so its key can come before its first start."""
+    found, made = load_or_create(layout(), name)
+    if made:
+        say(f"Made the agent [bold]{name}[/bold] ({found.id}), owned by {found.settings.owner}.")
+    return found
 
 
 @app.command("set")

@@ -9,13 +9,12 @@ import typer
 from link_plugin.errors import LinkError
 from lnk import memory
 from lnk.agents import DEFAULT_AGENT, Agent
-from lnk.commands.agent import start_agent
+from lnk.commands.agent import restart_as_before
 from lnk.commands.common import AgentArg, JsonOpt, agent, emit, err, out, say
 from lnk.known import DEFAULT_HARNESS
 from lnk.plugins import require
-from lnk.prepare import StartOptions
 from lnk.sandboxing import SANDBOX, grants
-from lnk.services import running, stop_services
+from lnk.services import running
 from lnk.status import details
 
 app = typer.Typer(
@@ -34,11 +33,6 @@ def _notes_writable(found: Agent) -> bool:
     return "instructions" not in grants(found, found.settings.harness or DEFAULT_HARNESS).read_only
 
 
-def _restart(found: Agent) -> None:
-    stop_services(found)
-    start_agent(found.name, StartOptions())
-
-
 def _use(engine: str, name: str) -> None:
     found = agent(name)
     with err.status(f"Installing the memory engine {engine} (once)..."):
@@ -49,7 +43,7 @@ def _use(engine: str, name: str) -> None:
     assert tool is not None
     say(f"[green]{name}'s memory is {engine}[/green]: the tool {tool.name}, reached at $LNK_MEMORY.")
     if running(found) is not None:
-        _restart(found)
+        restart_as_before(found)
 
 
 @app.command()
@@ -72,7 +66,7 @@ def stop(name: AgentArg = DEFAULT_AGENT) -> None:
     memory.define(found, True)
     say(f"{name}'s memory is off.")
     if running(found) is not None:
-        _restart(found)
+        restart_as_before(found)
 
 
 @app.command()

@@ -51,7 +51,7 @@ def permissions(as_json: JsonOpt = False) -> None:
 harness_app = typer.Typer(help="A harness's sandbox: lnk agent <harness> run|check|allow|deny|repermit|show|remove.")
 
 
-@harness_app.command(context_settings={"allow_interspersed_args": False})
+@harness_app.command()
 def run(
     harness: Annotated[str, typer.Argument(help="The harness.")],
     command: Annotated[list[str], typer.Argument(help="The command, after --.")],
@@ -147,7 +147,7 @@ tool_app = typer.Typer(
 app.add_typer(tool_app, name="tool")
 
 
-@tool_app.command(context_settings={"allow_interspersed_args": False})
+@tool_app.command()
 def add(
     name: Annotated[str, typer.Argument(help="The tool's name, as harnesses see it.")],
     command: Annotated[list[str] | None, typer.Argument(help="The MCP server's command (stdio), after --.")] = None,
