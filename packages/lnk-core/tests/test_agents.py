@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 from world import World, process_gone, wait_until
 
@@ -108,7 +109,8 @@ def test_foreground_runs_everything_in_one_tree_until_ctrl_c(world: World) -> No
     try:
         wait_until(lambda: world.agent("fg").run.state("harness").exists() and world.state("fg").state == "running")
         harness = world.harness_pid("fg")
-        assert int(open(f"/proc/{harness}/stat").read().rsplit(")", 1)[1].split()[1]) == process.pid
+        parent = int(Path(f"/proc/{harness}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert parent == process.pid  # the harness is a child of the terminal's lnk
         assert world.chat("fg", "hello").strip() == "ok"
         process.send_signal(signal.SIGINT)
         process.wait(timeout=20)
