@@ -34,8 +34,7 @@ def source_version(package: Path) -> str:
 def test_every_package_is_released_at_its_own_version(tree: Path, release: Path) -> None:
     manifest = manifest_of(release)
     expected = sorted(
-        [str(p.parent.relative_to(tree)) for p in (tree / "packages").glob("*/pyproject.toml")]
-        + ["conformance-kit"]
+        [str(p.parent.relative_to(tree)) for p in (tree / "packages").glob("*/pyproject.toml")] + ["conformance-kit"]
     )
     assert sorted(d.path for d in manifest.distributions if d.path) == [e for e in expected if "/_" not in e]
     for dist in manifest.distributions:
@@ -62,7 +61,9 @@ def test_minisign_accepts_every_signature(release: Path, key: Key) -> None:
     signed = [release / "manifest.json", *sorted(p for p in (release / "files").iterdir() if p.suffix != ".minisig")]
     assert len(signed) == 1 + 2 * len(manifest_of(release).distributions)
     for path in signed:
-        done = subprocess.run(["minisign", "-V", "-p", str(key.public), "-m", str(path)], capture_output=True, text=True)
+        done = subprocess.run(
+            ["minisign", "-V", "-p", str(key.public), "-m", str(path)], capture_output=True, text=True
+        )
         assert done.returncode == 0, f"{path.name}: {done.stderr}"
         assert f"file:{path.name}" in done.stdout
 

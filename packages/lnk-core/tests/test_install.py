@@ -205,14 +205,10 @@ def test_an_unreachable_index_says_where_it_looked(tmp_path: Path, key: Minisign
 
 
 def upgrade(python: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(python), "-m", "lnk", "upgrade"], capture_output=True, text=True, env=env, timeout=300
-    )
+    return subprocess.run([str(python), "-m", "lnk", "upgrade"], capture_output=True, text=True, env=env, timeout=300)
 
 
-def test_upgrade_moves_installed_plugins_forward_and_never_back(
-    tmp_path: Path, release: Path, key: Minisign
-) -> None:
+def test_upgrade_moves_installed_plugins_forward_and_never_back(tmp_path: Path, release: Path, key: Minisign) -> None:
     newer = write_index(tmp_path / "newer", key, {"lnk-demo": "0.2.0", "lnk-other": "0.2.0"})
     python = fresh_env(tmp_path / "env")
     program = Path(ensure(python, "lnk-demo", environment(tmp_path, key, str(release))).stdout.strip())

@@ -1,16 +1,17 @@
 """`link-release`: build, test, sign, check and tag Link's release.
 
-    link-release build dist/release           every wheel and sdist, the manifest, the simple index
-    link-release test-wheels dist/release     each package's tests against the built wheels
-    link-release sign dist/release            signs every file and the manifest (key: --key-file or LNK_RELEASE_KEY)
-    link-release verify dist/release          checks it all as lnk does, with the pinned key or --public-key
-    link-release tags dist/release [--create] the <distribution>==<version> tags
-    link-release keygen <secret> <public>     a new key pair in minisign's format
+link-release build dist/release           every wheel and sdist, the manifest, the simple index
+link-release test-wheels dist/release     each package's tests against the built wheels
+link-release sign dist/release            signs every file and the manifest (key: --key-file or LNK_RELEASE_KEY)
+link-release verify dist/release          checks it all as lnk does, with the pinned key or --public-key
+link-release tags dist/release [--create] the <distribution>==<version> tags
+link-release keygen <secret> <public>     a new key pair in minisign's format
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -26,7 +27,9 @@ OUT = typer.Argument(..., help="The release folder.")
 
 
 def _listing(manifest: Manifest) -> str:
-    return "\n".join(f"  {d.name} {d.version}: {', '.join(f.filename for f in d.files)}" for d in manifest.distributions)
+    return "\n".join(
+        f"  {d.name} {d.version}: {', '.join(f.filename for f in d.files)}" for d in manifest.distributions
+    )
 
 
 @app.command()
@@ -50,7 +53,7 @@ def test_wheels(out: Path = OUT, root: Path = ROOT) -> None:
 @app.command()
 def sign(
     out: Path = OUT,
-    key_file: Path | None = typer.Option(None, "--key-file", help=f"The secret key; else ${keys.ENV_KEY}."),
+    key_file: Annotated[Path | None, typer.Option("--key-file", help=f"The secret key; else ${keys.ENV_KEY}.")] = None,
 ) -> None:
     """Sign every file and the manifest, then check them all."""
     key = keys.load_key(key_file)
@@ -60,8 +63,8 @@ def sign(
 
 @app.command()
 def verify(
-    location: str = typer.Argument(..., help="The release: a folder or a URL."),
-    public_key: Path | None = typer.Option(None, "--public-key", help="A .pub file; else lnk's pinned key."),
+    location: Annotated[str, typer.Argument(help="The release: a folder or a URL.")],
+    public_key: Annotated[Path | None, typer.Option("--public-key", help="A .pub file; else lnk's pinned key.")] = None,
 ) -> None:
     """Check the manifest's signature and every file's SHA-256 and signature, as lnk does."""
     key = PublicKey.parse(public_key.read_text()) if public_key else release_key()
@@ -73,7 +76,7 @@ def verify(
 def tags_command(
     out: Path = OUT,
     root: Path = ROOT,
-    create: bool = typer.Option(False, "--create", help="Make the new tags (git tag -a)."),
+    create: Annotated[bool, typer.Option("--create", help="Make the new tags (git tag -a).")] = False,
 ) -> None:
     """The release's <distribution>==<version> tags; refuses a package changed under a tagged version."""
     manifest = Manifest.model_validate_json((out / "manifest.json").read_bytes())

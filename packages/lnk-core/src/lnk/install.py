@@ -28,7 +28,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn
 
 from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
@@ -107,9 +107,9 @@ def with_dependencies(manifest: Manifest, names: list[str]) -> list[Distribution
 
 
 @contextmanager
-def _one_installer() -> Iterator[None]:
+def one_installer(env: Mapping[str, str] | None = None) -> Iterator[None]:
     """Two lnk commands installing at once take turns, so pip never runs twice in one environment."""
-    lock = Layout.from_env().config / ".install.lock"
+    lock = Layout.from_env(env).config / ".install.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     with lock.open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -132,7 +132,11 @@ def install(index: ReleaseIndex, manifest: Manifest, names: list[str], console: 
             for dist in wanted:
                 entry = dist.wheel()
                 task = progress.add_task(f"{dist.name} {dist.version}", total=entry.size)
-                data = index.fetch(entry, lambda done, _total, t=task: progress.update(t, completed=done))
+
+                def advance(done: int, _total: int | None, task: TaskID = task) -> None:
+                    progress.update(task, completed=done)
+
+                data = index.fetch(entry, advance)
                 path = Path(tmp) / entry.filename
                 path.write_bytes(data)
                 files.append(str(path))
@@ -157,7 +161,7 @@ def ensure_plugin(executable: str, env: Mapping[str, str] | None = None, console
     if found := find_plugin(executable, env):
         return found
     console = console or Console(stderr=True)
-    with _one_installer():
+    with one_installer(env):
         if found := find_plugin(executable, env):
             return found
         index = ReleaseIndex.from_env(env)

@@ -180,7 +180,9 @@ class ReleaseIndex:
         try:
             manifest = Manifest.model_validate_json(data)
         except ValidationError as exc:
-            raise ReleaseError(f"The release manifest at {self.location} is not one lnk reads: {describe_errors(exc)}.")
+            raise ReleaseError(
+                f"The release manifest at {self.location} is not one lnk reads: {describe_errors(exc)}."
+            ) from exc
         if manifest.format > FORMAT:
             raise ReleaseError(
                 f"The release at {self.location} is in format {manifest.format}; this lnk reads {FORMAT}.",

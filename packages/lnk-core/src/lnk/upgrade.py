@@ -7,7 +7,7 @@ from packaging.version import Version
 from rich.console import Console
 
 from link_plugin.errors import LinkError
-from lnk.install import install, installed_version
+from lnk.install import install, installed_version, one_installer
 from lnk.release import ReleaseIndex
 
 
@@ -30,7 +30,8 @@ def upgrade_command() -> None:
         if not moves:
             typer.echo(f"Up to date with the release at {index.location}: {', '.join(current)}.")
             return
-        install(index, manifest, [name for name, _, _ in moves], console)
+        with one_installer():
+            install(index, manifest, [name for name, _, _ in moves], console)
     except LinkError as exc:
         console.print(f"[red]{exc.message}[/red]")
         if exc.hint:
