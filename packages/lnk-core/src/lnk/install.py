@@ -140,7 +140,7 @@ def install(index: ReleaseIndex, manifest: Manifest, names: list[str], console: 
                 path = Path(tmp) / entry.filename
                 path.write_bytes(data)
                 files.append(str(path))
-        console.print(f"Checked the signatures of {', '.join(f'{d.name} {d.version}' for d in wanted)}.")
+        console.print(f"Checked the signatures of {', '.join(f'{d.name} {d.version}' for d in wanted)}.", markup=False)
         with console.status(f"Installing {', '.join(d.name for d in wanted)} with pip..."):
             done = subprocess.run(
                 [sys.executable, "-m", "pip", "install", "--no-input", "--disable-pip-version-check", *files],
@@ -173,10 +173,10 @@ def ensure_plugin(executable: str, env: Mapping[str, str] | None = None, console
                 "provides it.",
                 "Install it as its author says, so that it is on PATH; `lnk plugins` lists the plugins lnk finds.",
             )
-        console.print(f"Installing {dist.name} {dist.version} from Link's release at {index.location}.")
+        console.print(f"Installing {dist.name} {dist.version} from Link's release at {index.location}.", markup=False)
         install(index, manifest, [dist.name], console)
     found = find_plugin(executable, env)
     if found is None:
         raise InstallError(f"{dist.name} {dist.version} was installed but {executable} is not in {scripts_folder()}.")
-    console.print(f"Installed {executable}.")
+    console.print(f"Installed {executable}.", markup=False)
     return found

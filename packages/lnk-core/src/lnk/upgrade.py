@@ -33,9 +33,9 @@ def upgrade_command() -> None:
         with one_installer():
             install(index, manifest, [name for name, _, _ in moves], console)
     except LinkError as exc:
-        console.print(f"[red]{exc.message}[/red]")
+        console.print(exc.message, style="red", markup=False)
         if exc.hint:
-            console.print(exc.hint)
+            console.print(exc.hint, markup=False)
         raise typer.Exit(1) from exc
     for name, have, version in moves:
         typer.echo(f"{name} {have} -> {version}")
