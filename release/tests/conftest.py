@@ -65,11 +65,27 @@ def from_template(tree: Path, distribution: str, code: str) -> None:
     (made / "src" / distribution.replace("-", "_") / "cli.py").write_text(code)
 
 
+VERSION = re.compile(r'^(__version__|version) = "([^"]+)"', re.MULTILINE)
+
+
+def version_file(package: Path) -> Path:
+    """Where a package's version is written: pyproject.toml, or the file hatch reads it from."""
+    config = tomllib.loads((package / "pyproject.toml").read_text())
+    if "version" in config["project"]:
+        return package / "pyproject.toml"
+    return package / config["tool"]["hatch"]["version"]["path"]
+
+
+def source_version(package: Path) -> str:
+    match = VERSION.search(version_file(package).read_text())
+    assert match, f"no version in {package}"
+    return match.group(2)
+
+
 def bump(package: Path, version: str) -> None:
     """Raise a package's version, with the changelog entry a release requires."""
-    config = tomllib.loads((package / "pyproject.toml").read_text())
-    source = package / config["tool"]["hatch"]["version"]["path"]
-    source.write_text(re.sub(r'__version__ = "[^"]+"', f'__version__ = "{version}"', source.read_text()))
+    source = version_file(package)
+    source.write_text(VERSION.sub(lambda m: f'{m.group(1)} = "{version}"', source.read_text(), count=1))
     changelog = package / "CHANGELOG.md"
     title, _, rest = changelog.read_text().partition("\n")
     changelog.write_text(f"{title}\n\n## {version}\n\n- A release made by the tests.\n{rest}")

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import Key
+from conftest import Key, source_version
 
 from link_release.build import build_package
 from link_release.index import build_release, sign_release
@@ -21,14 +19,6 @@ from lnk.release import Manifest
 
 def manifest_of(release: Path) -> Manifest:
     return Manifest.model_validate_json((release / "manifest.json").read_bytes())
-
-
-def source_version(package: Path) -> str:
-    config = tomllib.loads((package / "pyproject.toml").read_text())
-    text = (package / config["tool"]["hatch"]["version"]["path"]).read_text()
-    match = re.search(r'__version__ = "([^"]+)"', text)
-    assert match
-    return match.group(1)
 
 
 def test_every_package_is_released_at_its_own_version(tree: Path, release: Path) -> None:
