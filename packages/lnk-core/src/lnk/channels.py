@@ -21,11 +21,10 @@ from link_plugin.channel import (
     Describe,
 )
 from link_plugin.contract import Kind
-from link_plugin.discovery import discover
 from link_plugin.errors import LinkError
 from lnk.agents import Agent, all_agents
-from lnk.known import CHANNELS, channel_executable
-from lnk.plugins import require
+from lnk.known import CHANNELS
+from lnk.plugins import plugin_for
 
 
 class ChannelEntry(BaseModel):
@@ -59,27 +58,9 @@ def secrets_of(agent: Agent, channel: str, entry: ChannelEntry) -> dict[str, str
     return {name: value for name, value in found.items() if value is not None}
 
 
-def known_channels() -> str:
-    on_path = sorted(
-        f.executable.removeprefix("lnk-")
-        for f in discover()
-        if f.kind == Kind.CHANNEL and f.executable not in CHANNELS.values()
-    )
-    text = ", ".join(CHANNELS)
-    return f"{text}; on PATH: {', '.join(on_path)}" if on_path else text
-
-
 def channel_program(channel: str) -> PluginProgram:
     """The channel's plugin: Link's own installed on first use, another plugs in from PATH."""
-    executable = channel_executable(channel)
-    if channel not in CHANNELS:
-        program = PluginProgram(executable)
-        if program.path is None:
-            raise LinkError(f"There is no channel {channel!r} (channels: {known_channels()}).")
-        kind = program.contract().kind
-        if kind != Kind.CHANNEL:
-            raise LinkError(f"{executable} is a {kind.value} plugin, not a channel.")
-    return PluginProgram(require(executable))
+    return PluginProgram(plugin_for(Kind.CHANNEL, channel, CHANNELS))
 
 
 def taken(agent: Agent, channel: str) -> list[str]:

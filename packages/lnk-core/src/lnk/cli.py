@@ -11,6 +11,7 @@ from link_plugin.errors import LinkError
 from lnk import __version__
 from lnk.commands import agent, channels, keys, memory, model, sandbox
 from lnk.plugins import plugins_command
+from lnk.upgrade import upgrade_command
 
 app = typer.Typer(
     name="lnk",
@@ -37,6 +38,7 @@ def root(
 
 
 app.command("plugins")(plugins_command)
+app.command("upgrade")(upgrade_command)
 agent.app.add_typer(keys.app, name="keys")
 agent.app.add_typer(memory.app, name="memory")
 agent.app.command()(channels.connect)

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from link_plugin.calls import PluginProgram
 from link_plugin.contract import Kind
-from link_plugin.discovery import discover
 from link_plugin.errors import LinkError
 from link_plugin.harness import (
     ENV_PORT,
@@ -23,8 +22,8 @@ from link_plugin.harness import (
     Ports,
     Start,
 )
-from lnk.known import KNOWN, harness_executable, reserved
-from lnk.plugins import require
+from lnk.known import KNOWN, reserved
+from lnk.plugins import plugin_for
 
 PASSED_ON = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "USER", "LOGNAME")
 """The only variables of lnk's own environment a harness or its adapter sees: never a key."""
@@ -34,16 +33,6 @@ def clean_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, s
     env = {name: os.environ[name] for name in PASSED_ON if name in os.environ}
     env.setdefault("PATH", os.defpath)
     return {**env, "HOME": str(home), **(extra or {})}
-
-
-def known_harnesses() -> str:
-    on_path = sorted(
-        f.name or f.executable.removeprefix("lnk-")
-        for f in discover()
-        if f.kind == Kind.HARNESS and f.executable not in KNOWN.values()
-    )
-    text = ", ".join(KNOWN)
-    return f"{text}; on PATH: {', '.join(on_path)}" if on_path else text
 
 
 def check_harness_name(name: str) -> None:
@@ -65,15 +54,7 @@ class Harness:
     def find(cls, name: str, home: Path) -> Harness:
         """The harness by name: Link's own are installed on first use; another plugs in from PATH."""
         check_harness_name(name)
-        executable = harness_executable(name)
-        if name not in KNOWN:
-            program = PluginProgram(executable)
-            if program.path is None:
-                raise LinkError(f"There is no harness {name!r} (harnesses: {known_harnesses()}).")
-            kind = program.contract().kind
-            if kind != Kind.HARNESS:
-                raise LinkError(f"{executable} is a {kind.value} plugin, not a harness.")
-        return cls(name=name, path=require(executable), home=home)
+        return cls(name=name, path=plugin_for(Kind.HARNESS, name, KNOWN), home=home)
 
     @property
     def program(self) -> PluginProgram:

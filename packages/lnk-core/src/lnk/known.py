@@ -27,14 +27,6 @@ RESERVED_PREFIXES = ("link.", "lnk-")
 """Names of Link's own services: nothing else may claim them."""
 
 
-def harness_executable(name: str) -> str:
-    return KNOWN.get(name, f"lnk-{name}")
-
-
-def memory_executable(name: str) -> str:
-    return MEMORIES.get(name, f"lnk-{name}")
-
-
 def channel_executable(name: str) -> str:
     return CHANNELS.get(name, f"lnk-{name}")
 

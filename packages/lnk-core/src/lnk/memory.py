@@ -26,10 +26,10 @@ from link_plugin.memory import (
 from lnk import __version__
 from lnk.agents import Agent
 from lnk.harnesses import clean_env
-from lnk.known import MEMORIES, memory_executable
+from lnk.known import MEMORIES
 from lnk.machine import load_machine
 from lnk.models import configured_server, loopback_port
-from lnk.plugins import require
+from lnk.plugins import plugin_for
 from lnk.tooldefs import ToolDef, find_tool, remove_tool, save_tool
 
 
@@ -38,11 +38,10 @@ def tool_name(agent: Agent) -> str:
 
 
 def engine_program(agent: Agent, engine: str) -> PluginProgram:
-    if engine not in MEMORIES and PluginProgram(memory_executable(engine)).path is None:
-        raise LinkError(f"There is no memory engine {engine!r} (engines: {', '.join(MEMORIES)}).")
+    path = plugin_for(Kind.MEMORY, engine, MEMORIES)
     state = agent.folder.memory_state(engine)
     state.mkdir(parents=True, exist_ok=True)
-    return PluginProgram(require(memory_executable(engine)), env=clean_env(state), timeout=120.0)
+    return PluginProgram(path, env=clean_env(state), timeout=120.0)
 
 
 def install(agent: Agent, engine: str) -> Done:
