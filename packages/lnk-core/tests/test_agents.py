@@ -59,6 +59,8 @@ def test_status_and_list_say_how_each_agent_is(world: World) -> None:
     assert listed["idle"]["id"] != listed["work"]["id"]
     table = world.lnk("agent", "list").stdout
     assert "work" in table and "idle" in table
+    assert "harness is running" in world.lnk("agent", "logs", "work").stdout
+    assert "Nothing logged" in world.lnk("agent", "logs", "work", "--bridge", "telegram").stderr
 
 
 def test_every_agent_but_main_gets_its_own_block_from_20000(world: World) -> None:
@@ -120,13 +122,6 @@ def test_foreground_runs_everything_in_one_tree_until_ctrl_c(world: World) -> No
     assert process.returncode == 0
     assert process_gone(harness)
     assert world.state("fg").state == "stopped"
-
-
-def test_logs_show_the_harness_and_the_services(world: World) -> None:
-    world.start("work")
-    shown = world.lnk("agent", "logs", "work").stdout
-    assert "harness is running" in shown
-    assert "Nothing logged" in world.lnk("agent", "logs", "work", "--bridge", "telegram").stderr
 
 
 def test_delete_asks_without_a_terminal_and_keeps_the_files_unless_told(world: World) -> None:

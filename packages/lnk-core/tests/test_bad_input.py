@@ -50,15 +50,13 @@ def test_a_start_without_a_model_says_how_to_give_it_one(world: World) -> None:
 
 
 def test_a_port_in_use_names_the_program_holding_it(world: World) -> None:
-    world.start("work")
-    ports = world.agent("work").settings.ports
-    world.lnk("agent", "stop", "work")
+    world.lnk("agent", "keys", "set", "openai", "main", "--stdin", input=world.key)
     with socket.socket() as holder:
         holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        holder.bind(("127.0.0.1", ports[-1]))
+        holder.bind(("127.0.0.1", 18791))  # the last of main's block with lnk-mini (18790, and one more)
         holder.listen()
-        taken = world.lnk("agent", "start", "work", "--no-sandbox", ok=False)
-    assert f"Port {ports[-1]} of work's block" in taken.stderr
+        taken = world.lnk("agent", "start", "--harness", "mini", "--no-sandbox", ok=False)
+    assert "Port 18791 of main's block (18790-18791) is in use" in taken.stderr
     assert f"(pid {os.getpid()})" in taken.stderr and "python" in taken.stderr
 
 

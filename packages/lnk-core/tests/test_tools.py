@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from mcp import Client
 from world import TOOL, World, wait_until
 
@@ -35,6 +34,20 @@ async def _call(url: str, call: str, arguments: dict[str, Any]) -> tuple[bool, s
     async with Client(url) as client:
         result = await client.call_tool(call, arguments)
     return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
+
+
+async def _cant_forge(world: World, question: str) -> None:
+    """What the harness reaches is its gateway: no path there answers a question or lists one."""
+    spec = world.spec("work")
+    base = f"http://127.0.0.1:{spec.gateway}"
+    async with httpx.AsyncClient() as http:
+        for path in (
+            f"/{spec.secret}/approvals/{question}",
+            f"/approvals/{question}",
+            f"/{spec.secret}/_link/tools/words/approvals/{question}",
+        ):
+            assert (await http.post(base + path, json={"allow": True})).status_code == 404
+        assert (await http.get(f"{base}/{spec.secret}/approvals")).status_code == 404
 
 
 def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: World) -> None:
@@ -65,6 +78,8 @@ def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: W
 
         asking = asyncio.create_task(_call(url, "erase", {"word": "dog"}))
         waiting = await asyncio.to_thread(wait_until, lambda: _waiting(world, "work"), 20, "a question")
+        await _cant_forge(world, waiting[0]["id"])
+        assert not asking.done()
         await asyncio.to_thread(world.lnk, "agent", "approve", waiting[0]["id"], "work")
         assert await asking == (False, "erased dog")
 
@@ -75,49 +90,20 @@ def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: W
     assert "erase" in world.lnk("agent", "logs", "work", "--tools").stdout
 
 
-def test_the_harness_cant_answer_for_the_owner(world: World) -> None:
-    """What the harness can reach is its gateway: no path there answers a question or lists one."""
+def test_lnk_agent_chat_asks_the_owner_in_the_terminal(world: World) -> None:
     world.lnk("sandbox", "tool", "add", "words", "--", *TOOL)
     world.start("work")
-    spec = world.spec("work")
-    url = world.harness_settings("work").tools["words"]
-
-    async def scenario() -> None:
-        asking = asyncio.create_task(_call(url, "erase", {"word": "x"}))
-        waiting = await asyncio.to_thread(wait_until, lambda: _waiting(world, "work"), 20, "a question")
-        question = waiting[0]["id"]
-        base = f"http://127.0.0.1:{spec.gateway}"
-        async with httpx.AsyncClient() as http:
-            for path in (
-                f"/{spec.secret}/approvals/{question}",
-                f"/approvals/{question}",
-                f"/{spec.secret}/_link/tools/words/approvals/{question}",
-            ):
-                sent = await http.post(base + path, json={"allow": True})
-                assert sent.status_code == 404
-            assert (await http.get(f"{base}/{spec.secret}/approvals")).status_code == 404
-        assert not asking.done()
-        await asyncio.to_thread(world.lnk, "agent", "approve", question, "work", "--deny")
-        assert (await asking)[0] is True
-
-    asyncio.run(scenario())
-    assert _calls(world) == []
-
-
-@pytest.mark.parametrize("answer, ran", [("y", True), ("n", False)])
-def test_lnk_agent_chat_asks_the_owner_in_the_terminal(world: World, answer: str, ran: bool) -> None:
-    world.lnk("sandbox", "tool", "add", "words", "--", *TOOL)
-    world.start("work")
-    world.provider.script(
-        Reply(tool_calls=[ToolCall("erase", {"word": "old"})]),
-        lambda recorded: Reply(text=f"The tool said: {recorded.json['messages'][-1]['content']}"),
-    )
-    chat = world.lnk("agent", "chat", "work", "-m", "erase old", input=f"{answer}\n")
-    assert "words wants to run erase" in chat.stderr
-    assert ("erase old" in _calls(world)) is ran
-    assert ("The tool said: erased old" in chat.stdout) is ran
-    if not ran:
-        assert "refused" in chat.stdout
+    for answer, ran in (("n", False), ("y", True)):
+        world.provider.script(
+            Reply(tool_calls=[ToolCall("erase", {"word": "old"})]),
+            lambda recorded: Reply(text=f"The tool said: {recorded.json['messages'][-1]['content']}"),
+        )
+        chat = world.lnk("agent", "chat", "work", "-m", "erase old", input=f"{answer}\n")
+        assert "words wants to run erase" in chat.stderr
+        assert ("erase old" in _calls(world)) is ran
+        assert ("The tool said: erased old" in chat.stdout) is ran
+        if not ran:
+            assert "refused" in chat.stdout
 
 
 def test_tool_names_and_commands_are_checked(world: World) -> None:

@@ -147,7 +147,9 @@ class _Quiet(uvicorn.Server):
 
 
 def loopback_socket(port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, so asyncio turns Nagle off on each connection (it checks the protocol):
+    # a response written in two pieces then isn't held back by the peer's delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     return sock

@@ -66,6 +66,9 @@ def known(kind: Kind, own: Mapping[str, str]) -> str:
     return ", ".join(own) + (f"; on PATH: {', '.join(others)}" if others else "")
 
 
+_WHAT = {Kind.HARNESS: "harness", Kind.MEMORY: "memory engine", Kind.CHANNEL: "channel"}
+
+
 def plugin_for(kind: Kind, name: str, own: Mapping[str, str]) -> str:
     """The executable serving `name`: Link's own (installed on first use), or an lnk-<name> found,
     which must be of the kind asked; an unknown name is refused, naming the known ones."""
@@ -74,8 +77,8 @@ def plugin_for(kind: Kind, name: str, own: Mapping[str, str]) -> str:
         return require(executable)
     path = find(executable)
     if path is None:
-        raise LinkError(f"There is no {kind.value} {name!r} (known: {known(kind, own)}).")
+        raise LinkError(f"There is no {_WHAT[kind]} {name!r} (known: {known(kind, own)}).")
     found = PluginProgram(path).contract().kind
     if found != kind:
-        raise LinkError(f"{executable} is a {found.value} plugin, not a {kind.value}.")
+        raise LinkError(f"{executable} is a {found.value} plugin, not a {_WHAT[kind]}.")
     return path

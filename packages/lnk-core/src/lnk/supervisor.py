@@ -17,9 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
-
-from mcp import StdioServerParameters
+from typing import TYPE_CHECKING, Any
 
 from link_plugin.calls import PluginProgram
 from link_plugin.channel import BridgeSpec
@@ -31,14 +29,16 @@ from link_plugin.sandbox import SandboxRequest
 from lnk.agents import Agent, load_agent
 from lnk.approvals import Approvals
 from lnk.channels import ChannelEntry, secrets_of
-from lnk.gateway import Gateway, Listener, ModelRelay, control_app, loopback_socket, unix_socket
 from lnk.harnesses import clean_env
 from lnk.known import channel_executable
 from lnk.plugins import require
 from lnk.runstate import Child, PartState, RunSpec, read_spec, read_state, write_state
 from lnk.sandboxing import run_argv, write_request
-from lnk.toolbridge import CallLog, Target, ToolBridge
 from lnk.tooldefs import ToolDef
+
+if TYPE_CHECKING:
+    from lnk.gateway import Listener
+    from lnk.toolbridge import Target, ToolBridge
 
 START_TIMEOUT = float(os.environ.get("LNK_START_TIMEOUT", "120"))
 """How long a harness may take to answer after it starts (OpenClaw's is about 90 s)."""
@@ -128,14 +128,16 @@ class Supervisor:
         ready: Callable[[Any], Awaitable[bool]],
         log: Path,
         must_start: bool,
+        first: Any = None,
     ) -> None:
-        """Run a child, restart it when it ends, with a growing pause; stop it when told."""
+        """Run a child (`first`, when it was started already), restart it when it ends, with a
+        growing pause; stop it when told."""
         child = self.child(part, name)
         backoff = 1.0
         ever_ready = False
         while not self.stopping.is_set():
             try:
-                process = await spawn()
+                process, first = (first, None) if first is not None else (await spawn(), None)
             except (OSError, LinkError) as exc:
                 child.state, child.detail = "failed", str(exc)
                 self.save(part)
@@ -196,6 +198,8 @@ class Supervisor:
     # --- the harness -------------------------------------------------------------------------
 
     def tool_target(self, tool: ToolDef) -> Target:
+        from mcp import StdioServerParameters
+
         if tool.url is not None:
             return tool.url
         if tool.sandboxed and self.spec.sandboxed:
@@ -328,6 +332,8 @@ class Supervisor:
     # --- running -----------------------------------------------------------------------------
 
     def listeners(self, bridge: ToolBridge) -> list[Listener]:
+        from lnk.gateway import Gateway, Listener, ModelRelay, control_app, loopback_socket, unix_socket
+
         spec = self.spec
         found = [Listener(control_app(self.approvals, self.status), unix_socket(self.agent.run.control))]
         if spec.sandboxed:
@@ -345,6 +351,13 @@ class Supervisor:
             self.save(part)
         tasks: list[asyncio.Task[Any]] = []
         listeners: list[Listener] = []
+        first = None
+        if "harness" in self.parts:
+            # The harness starts while lnk loads its own servers: both take a moment.
+            with suppress(OSError, LinkError):
+                first = await self.spawn_harness()
+        from lnk.toolbridge import CallLog, ToolBridge
+
         bridge = ToolBridge(self.spec.tools, self.approvals, CallLog(self.agent.logs / "tools.log"), self.tool_target)
         async with bridge.running():
             if "harness" in self.parts:
@@ -357,7 +370,7 @@ class Supervisor:
                 memory = f"memory-{self.agent.id}"
                 if memory in bridge.backends:
                     tasks.append(asyncio.create_task(self._warm(bridge, memory)))
-                keeper = self.keep("harness", "harness", self.spawn_harness, self.harness_ready, self.log, True)
+                keeper = self.keep("harness", "harness", self.spawn_harness, self.harness_ready, self.log, True, first)
                 tasks.append(asyncio.create_task(keeper))
             if "bridges" in self.parts:
                 tasks.append(asyncio.create_task(self.run_bridges()))
@@ -368,6 +381,8 @@ class Supervisor:
             for listener in listeners:
                 listener.stop()
             await asyncio.gather(*tasks, return_exceptions=True)
+        if first is not None:
+            await _end(first)  # never handed to its keeper: lnk failed before it could run it
         for part, state in self.states.items():
             if state.state != "failed":
                 state.state = "stopped"
