@@ -21,6 +21,9 @@ from lnk.machine import load_machine
 DEFAULT_AGENT = "main"
 """The first `lnk agent start` makes main: most people have one agent and never name it."""
 
+BLOCKS_FROM = 20000
+"""Every agent but main gets its block of ports from here."""
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
 
 
@@ -80,6 +83,11 @@ class Agent:
     @property
     def config(self) -> AgentConfig:
         return self.layout.agent_config(self.name)
+
+    @property
+    def port(self) -> int:
+        """The first port of its block: LNK_PORT for its adapter (where it will be, before a first start)."""
+        return self.settings.ports[0] if self.settings.ports else BLOCKS_FROM
 
     @property
     def keys(self) -> KeyStore:

@@ -66,7 +66,7 @@ class Harness:
             env[ENV_SETTINGS] = str(settings)
         return env
 
-    def ports(self, port: int = 0) -> Ports:
+    def ports(self, port: int) -> Ports:
         return self.program.ask_as(Ports, Kind.HARNESS, "ports", env=self.env(port))
 
     def needs(self, env: Mapping[str, str]) -> Needs:

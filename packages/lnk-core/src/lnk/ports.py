@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from link_plugin.errors import LinkError
+from lnk.agents import BLOCKS_FROM as FIRST
 from lnk.agents import DEFAULT_AGENT
 
-FIRST = 20000
 LAST = 65000
 
 

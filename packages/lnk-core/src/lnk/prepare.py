@@ -193,7 +193,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         )
     harness = harness_of(agent, options.harness)
     model = choose_model(agent, options.model)
-    ports_answer = harness.ports()
+    ports_answer = harness.ports(agent.port)
     others = [other.settings.ports for other in all_agents(agent.layout) if other.id != agent.id]
     block = choose_block(agent.name, ports_answer.count + 1, ports_answer.default, agent.settings.ports, others)
     agent = agent.with_settings(harness=harness.name, model=model, ports=block)

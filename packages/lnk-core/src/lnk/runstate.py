@@ -96,10 +96,10 @@ def read_state(path: Path) -> PartState | None:
         return None
 
 
-def alive(pid: int) -> bool:
-    """The process runs and is lnk's (a pid reused by another program doesn't count)."""
+def exists(pid: int) -> bool:
+    """The process is there and not a zombie waiting for its parent."""
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        status = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         try:
             os.kill(pid, 0)
@@ -108,7 +108,17 @@ def alive(pid: int) -> bool:
         except PermissionError:
             return True
         return True
-    return b"lnk" in command
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def alive(pid: int) -> bool:
+    """The process runs and is lnk's (a pid reused by another program doesn't count)."""
+    if not exists(pid):
+        return False
+    try:
+        return b"lnk" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return True
 
 
 def live_state(agent: Agent, part: str) -> PartState | None:

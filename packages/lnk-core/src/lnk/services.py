@@ -18,7 +18,7 @@ from pathlib import Path
 from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
 from lnk.agents import Agent
-from lnk.runstate import PARTS, Mode, PartState, alive, live_state, read_state
+from lnk.runstate import PARTS, Mode, PartState, alive, exists, live_state, read_state
 
 ENV_SERVICES = "LNK_SERVICES"
 """detached or systemd: how services run, when the machine's own choice isn't wanted (tests, containers)."""
@@ -171,30 +171,17 @@ def stop_services(agent: Agent, timeout: float = 20.0) -> bool:
             continue
         if alive(state.pid):
             supervisors.add(state.pid)
-        children.update(c.pid for c in state.children.values() if c.pid is not None and _exists(c.pid))
+        children.update(c.pid for c in state.children.values() if c.pid is not None and exists(c.pid))
     if not supervisors and not children:
         return False
     for pid in supervisors:
         with suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(_exists(pid) for pid in supervisors | children):
+    while time.monotonic() < deadline and any(exists(pid) for pid in supervisors | children):
         time.sleep(0.05)
     for pid in supervisors | children:
-        if _exists(pid):
+        if exists(pid):
             with suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
     return True
-
-
-def _exists(pid: int) -> bool:
-    """The process is there and not a zombie waiting for its parent."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-    return status.rsplit(")", 1)[1].split()[0] != "Z"

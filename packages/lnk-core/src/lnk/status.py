@@ -85,4 +85,6 @@ def details(agent: Agent) -> dict[str, Any]:
     found["tools"] = sorted(spec.tool_urls) if spec else [t.name for t in tools_for(agent.layout, agent.name)]
     found["waiting"] = live.get("waiting", 0) if live else 0
     found["grants"] = _grants(agent, found["harness"], spec.sandboxed) if spec else None
+    if found["grants"] and "mode" in found["grants"]:
+        found["sandbox"] = found["grants"]["mode"]  # bubblewrap, seatbelt: how this machine sandboxes it
     return found

@@ -166,7 +166,8 @@ def status(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
         state += f", harness restarted {process['restarts']} times"
     table.add_row("agent", f"[bold]{found['name']}[/bold] ({found['id']}), owned by {found['owner']}")
     table.add_row("state", state)
-    sandbox = {None: "", "sandboxed": " (sandboxed)", "none": " [yellow](no sandbox)[/yellow]"}[found["sandbox"]]
+    mode = found["sandbox"]
+    sandbox = "" if mode is None else " [yellow](no sandbox)[/yellow]" if mode == "none" else f" ({mode})"
     table.add_row("harness", f"{found['harness']}{sandbox}")
     table.add_row(
         "model", f"{found['model'] or '[dim]none yet[/dim]'}" + (f" ({found['provider']})" if found["provider"] else "")
@@ -296,8 +297,7 @@ def chat(
 
 
 def _needs_of(found: Agent, harness: Harness) -> Needs:
-    port = found.settings.ports[0] if found.settings.ports else 0
-    return harness.needs(harness.env(port, harness_settings(found, harness)))
+    return harness.needs(harness.env(found.port, harness_settings(found, harness)))
 
 
 @app.command()
@@ -324,7 +324,7 @@ def use(
     wider += [(r.name, r.why) for r in needs.risks if r.name not in had]
     for need, why in wider:
         say(f"[yellow]{new.name} needs {need} beyond {current}: {why}[/yellow]")
-    port = found.settings.ports[0] if found.settings.ports else 0
+    port = found.port
     spoken = set(new.channels(new.env(port, harness_settings(found, new))))
     carried = new.endpoint(port) is not None
     silent = [ch for ch in found.settings.channels if not carried and ch not in spoken]

@@ -27,7 +27,7 @@ def connect(
     found = agent(name)
     program = channels.channel_program(channel)
     harness = harness_of(found)
-    port = found.settings.ports[0] if found.settings.ports else 0
+    port = found.port
     spoken = harness.channels(harness.env(port, harness_settings(found, harness)))
     if harness.endpoint(port) is None and channel not in spoken:
         raise LinkError(
