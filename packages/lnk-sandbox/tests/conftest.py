@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import Link, Listener, short_root  # noqa: E402
+from helpers import Link, Listener, short_root
 
 MAIN_ID = "mainagent001"
 OTHER_ID = "otheragent01"

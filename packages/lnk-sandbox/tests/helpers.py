@@ -4,6 +4,7 @@ this machine, a stand-in for the internet (this machine has none), and a termina
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import ipaddress
 import os
@@ -21,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-from link_plugin.layout import Layout
-from link_plugin.sandbox import SandboxRequest
 from lnk_sandbox.addresses import IP
 from lnk_sandbox.proxy import Network, Streams
 from lnk_sandbox.runner import Sandbox
+
+from link_plugin.layout import Layout
+from link_plugin.sandbox import SandboxRequest
 
 PROGRAM = str(Path(sys.executable).with_name("lnk-sandbox"))
 
@@ -88,13 +90,14 @@ class Link:
         *,
         network: Network | None = None,
         environ: Mapping[str, str] | None = None,
+        layout: Layout | None = None,
         **fields: Any,
     ) -> Ran:
         """Run a command in the agent's sandbox, as `lnk-sandbox run` does, and collect what it said."""
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             code = Sandbox(
                 self.request(argv, agent, **fields),
-                self.layout,
+                self.layout if layout is None else layout,
                 environ={**self.environ, **(environ or {})},
                 network=network,
                 stdin=subprocess.DEVNULL,
@@ -152,10 +155,8 @@ class Listener:
             except OSError:
                 return
             self.reached += 1
-            try:
+            with contextlib.suppress(OSError):
                 client.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nSECRET")
-            except OSError:
-                pass
             client.close()
 
     def close(self) -> None:
@@ -167,7 +168,7 @@ class Page(http.server.BaseHTTPRequestHandler):
 
     authorizations: list[str | None]
 
-    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+    def do_GET(self) -> None:
         self.authorizations.append(self.headers.get("Authorization"))
         body = f"page for {self.headers.get('Host')} at {self.path}".encode()
         self.send_response(200)
@@ -235,10 +236,8 @@ class Terminal:
             if left <= 0 or self.process.poll() is not None and not self._ready(0):
                 raise AssertionError(f"never saw {text!r}; saw {self.seen!r}")
             if self._ready(min(left, 0.1)):
-                try:
+                with contextlib.suppress(OSError):
                     self.seen += os.read(self.master, 4096).decode(errors="replace")
-                except OSError:
-                    pass
         return self.seen
 
     def _ready(self, timeout: float) -> bool:

@@ -4,6 +4,7 @@ and every one must be refused. Each is its own test."""
 from __future__ import annotations
 
 import os
+import pty
 import shlex
 import socket
 import subprocess
@@ -12,9 +13,12 @@ from collections.abc import Iterator
 import pytest
 from conftest import MAIN_ID
 from helpers import Internet, Link, Listener, Ran, Website
+from lnk_sandbox.addresses import this_machine
+from lnk_sandbox.runner import Sandbox
+
 from link_plugin.errors import LinkError
 from link_plugin.keys import KeyStore
-from lnk_sandbox.addresses import this_machine
+from link_plugin.sandbox import SandboxRequest
 
 KEY = "sk-main-very-secret"
 
@@ -36,7 +40,9 @@ def refused(ran: Ran) -> bool:
 def proxied(link: Link, url: str, *, tunnel: bool = False, **fields: object) -> Ran:
     """curl through the proxy, even to an address its environment would send directly."""
     flags = "-p " if tunnel else ""
-    script = f"curl -sS -g -m 10 --noproxy '' -x \"$HTTP_PROXY\" {flags}-o /dev/null -w '%{{http_code}}' {shlex.quote(url)}"
+    script = (
+        f"curl -sS -g -m 10 --noproxy '' -x \"$HTTP_PROXY\" {flags}-o /dev/null -w '%{{http_code}}' {shlex.quote(url)}"
+    )
     return link.sh(script, **fields)  # type: ignore[arg-type]
 
 
@@ -82,7 +88,7 @@ def test_finding_the_keys_anywhere_it_can_read_is_refused(agent: Link) -> None:
 def test_widening_its_own_grants_is_refused(agent: Link) -> None:
     path = agent.layout.agent_config("main").sandbox
     before = path.read_text()
-    ran = agent.sh(f"printf 'allow = [\"lan\", \"read-home\"]\\n' > {path}")
+    ran = agent.sh(f'printf \'allow = ["lan", "read-home"]\\n\' > {path}')
     assert refused(ran) and path.read_text() == before
 
 
@@ -450,13 +456,8 @@ def test_reading_a_process_outside_is_refused(agent: Link, outside_process: subp
 
 
 def test_pushing_keystrokes_into_the_terminal_is_refused(agent: Link) -> None:
-    import pty
-
     master, slave = pty.openpty()
     try:
-        from link_plugin.sandbox import SandboxRequest
-        from lnk_sandbox.runner import Sandbox
-
         code = Sandbox(
             SandboxRequest(
                 agent="main",

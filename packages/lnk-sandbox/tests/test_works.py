@@ -7,15 +7,18 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 import urllib.request
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from conftest import MAIN_ID
-from helpers import Internet, Link, ToolBridge, Website, free_port
+from helpers import Internet, Link, Ran, ToolBridge, Website, free_port
+
 from link_conformance.provider import StandInProvider
 from link_plugin.keys import KeyStore
+from link_plugin.layout import Layout
 
 KEY = "sk-live-key-outside"
 PYTHON = os.path.normpath(sys.executable)
@@ -25,9 +28,9 @@ INTERNET = {"allowed.example": "93.184.215.14", "api.example.org": "93.184.215.2
 
 
 @pytest.fixture
-def site() -> Website:
+def site() -> Iterator[Website]:
     found = Website()
-    yield found  # type: ignore[misc]
+    yield found
     found.close()
 
 
@@ -141,34 +144,18 @@ def test_the_agents_port_is_published_for_the_bridge(link: Link) -> None:
         "        self.wfile.write(b'inside')\n"
         f"http.server.HTTPServer(('127.0.0.1', {port}), H).handle_request()\n"
     )
-    with open(os.devnull, "w") as quiet:
-        import subprocess
-
-        from link_plugin.sandbox import SandboxRequest
-        from lnk_sandbox.runner import Sandbox
-
-        sandbox = Sandbox(
-            SandboxRequest(agent="main", harness="mini", argv=["python3", "-c", serve], ports=[port]),
-            link.layout,
-            environ=link.environ,
-            stdout=quiet,
-            stderr=quiet,
-        )
-        import threading
-
-        codes: list[int] = []
-        runner = threading.Thread(target=lambda: codes.append(sandbox.run()))
-        runner.start()
-        deadline = time.monotonic() + 20
-        answer = b""
-        while not answer and time.monotonic() < deadline:
-            try:
-                answer = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read()
-            except OSError:
-                time.sleep(0.05)
-        runner.join(timeout=20)
-        del subprocess
-    assert answer == b"inside" and codes == [0]
+    done: list[Ran] = []
+    runner = threading.Thread(target=lambda: done.append(link.run(["python3", "-c", serve], ports=[port])))
+    runner.start()
+    deadline = time.monotonic() + 20
+    answer = b""
+    while not answer and time.monotonic() < deadline:
+        try:
+            answer = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read()
+        except OSError:
+            time.sleep(0.05)
+    runner.join(timeout=20)
+    assert answer == b"inside" and done[0].code == 0, done
 
 
 def test_a_local_model_server_is_reached_at_its_port(link: Link, site: Website) -> None:
@@ -229,7 +216,9 @@ def test_anthropic_and_openrouter_get_their_keys_in_their_own_headers(link: Link
     keys = KeyStore(link.layout.agent_config("main").keys)
     keys.set("anthropic", "sk-ant")
     keys.set("openrouter", "sk-or")
-    messages = json.dumps({"model": "claude-sonnet-5-5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]})
+    messages = json.dumps(
+        {"model": "claude-sonnet-5-5", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    )
     chat = json.dumps({"model": "openrouter/auto", "messages": [{"role": "user", "content": "hi"}]})
     with StandInProvider() as provider:
         ran = link.sh(
@@ -317,28 +306,9 @@ def test_health_reaches_only_the_harness_ports(link: Link, site: Website) -> Non
 
 def test_a_deep_settings_folder_still_gets_its_sockets(link: Link, site: Website) -> None:
     deep = link.root / ("d" * 40) / ("e" * 40)
-    link.environ["LNK_CONFIG_DIR"] = str(deep)
-    Path(deep / "agents").mkdir(parents=True)
-    os.rename(link.layout.config / "agents" / "main", deep / "agents" / "main")
-    from link_plugin.layout import Layout
-
-    from helpers import Ran
-
+    (deep / "agents").mkdir(parents=True)
+    os.rename(link.layout.agent_config("main").root, deep / "agents" / "main")
     layout = Layout(config=deep, agents=link.layout.agents)
-    assert len(str(layout.net(MAIN_ID))) > 100
-    from link_plugin.sandbox import SandboxRequest
-    from lnk_sandbox.runner import Sandbox
-
-    import tempfile
-
-    with tempfile.TemporaryFile() as out:
-        code = Sandbox(
-            SandboxRequest(agent="main", harness="mini", argv=["curl", "-sS", f"http://allowed.example/deep"]),
-            layout,
-            environ=link.environ,
-            network=internet(site),
-            stdout=out,
-        ).run()
-        out.seek(0)
-        ran = Ran(code, out.read().decode(), "")
+    assert len(str(layout.net(MAIN_ID) / "harness-1234567-abcdef" / "out" / "proxy.sock")) > 107
+    ran = link.run(["curl", "-sS", "http://allowed.example/deep"], layout=layout, network=internet(site))
     assert ran.out == "page for allowed.example at /deep", ran

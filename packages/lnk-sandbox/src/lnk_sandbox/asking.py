@@ -17,7 +17,6 @@ from link_plugin.harness import Need, Needs, Risk
 from link_plugin.layout import Layout
 from link_plugin.permissions import Permission
 from link_plugin.sandbox import Decision
-
 from lnk_sandbox import grants as layers
 from lnk_sandbox.permissions import what
 
@@ -110,9 +109,7 @@ def decide(
     answers = kept.model_dump()
     for need in new_needs:
         unsandboxed = need.name == Permission.UNSANDBOXED
-        if unsandboxed and allow_unsandboxed:
-            allowed = True
-        elif not unsandboxed and yes:
+        if unsandboxed and allow_unsandboxed or not unsandboxed and yes:
             allowed = True
         else:
             assert terminal is not None

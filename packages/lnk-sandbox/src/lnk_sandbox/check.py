@@ -11,7 +11,6 @@ from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
 from link_plugin.permissions import Permission
 from link_plugin.sandbox import Check, SandboxRequest
-
 from lnk_sandbox.grants import agent_settings, load_agent
 from lnk_sandbox.policy import HOME_TOOLCHAINS, TOOLCHAINS, Policy, desktop_session, interpreter, source_of
 from lnk_sandbox.runner import Sandbox

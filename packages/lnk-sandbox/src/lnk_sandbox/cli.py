@@ -6,16 +6,16 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Annotated, NoReturn
 
 import typer
+
 from link_plugin.answers import Answer, parse_answer
 from link_plugin.contract import CONTRACT_VERSION, Contract, Kind
 from link_plugin.errors import ExitCode, LinkError
 from link_plugin.harness import Needs
 from link_plugin.layout import Layout
 from link_plugin.sandbox import SandboxRequest
-
 from lnk_sandbox import __version__, asking, grants, permissions
 from lnk_sandbox.check import check
 from lnk_sandbox.grants import agent_settings
@@ -26,6 +26,14 @@ REFUSED = 125
 """`run` ends with this when the sandbox refused or failed before the command ran; stderr says why."""
 PASSED = ("TERM", "LANG", "LC_ALL", "COLORTERM")
 """What `run --agent` takes from the terminal it runs in."""
+
+Agent = Annotated[str, typer.Option(help="The agent's name.")]
+Harness = Annotated[str, typer.Option(help="The harness's name.")]
+SomeHarness = Annotated[str | None, typer.Option("--harness", help="The harness whose grants apply (its settings').")]
+AsJson = Annotated[bool, typer.Option("--json", help="Answer in JSON.")]
+Item = Annotated[list[str], typer.Argument(help="A permission, `tcp HOST:PORT` or `host NAME`.")]
+Need = Annotated[str, typer.Argument(help="A need or risk the harness declares.")]
+NeedsNow = Annotated[Path | None, typer.Option("--needs", help="The harness's `needs` answer now, as JSON.")]
 
 app = typer.Typer(
     name="lnk-sandbox",
@@ -88,13 +96,13 @@ def _request_from(
 
 @app.command(context_settings={"allow_interspersed_args": False})
 def run(
-    command: list[str] = typer.Argument(None, help="The command to run, after --."),
-    request: Path | None = typer.Option(None, "--request", help="A SandboxRequest JSON file (what the core writes)."),
-    agent: str | None = typer.Option(None, "--agent", help="Run as this agent, under its harness's policy."),
-    harness: str | None = typer.Option(None, "--harness", help="The harness whose grants apply (its settings')."),
-    mode: str = typer.Option("harness", "--mode", help="harness, tool, setup or health."),
-    write: list[Path] = typer.Option([], "--write", help="A folder it may write besides its home."),
-    read: list[Path] = typer.Option([], "--read", help="A folder it may read besides the defaults."),
+    command: Annotated[list[str] | None, typer.Argument(help="The command to run, after --.")] = None,
+    request: Annotated[Path | None, typer.Option(help="A SandboxRequest JSON file (what the core writes).")] = None,
+    agent: Annotated[str | None, typer.Option(help="Run as this agent, under its harness's policy.")] = None,
+    harness: SomeHarness = None,
+    mode: Annotated[str, typer.Option(help="harness, tool, setup or health.")] = "harness",
+    write: Annotated[list[Path] | None, typer.Option(help="A folder it may write besides its home.")] = None,
+    read: Annotated[list[Path] | None, typer.Option(help="A folder it may read besides the defaults.")] = None,
 ) -> None:
     """Run a command in the agent's sandbox, with a proxy of its own; end with the command's code."""
     try:
@@ -107,7 +115,7 @@ def run(
                 raise LinkError(f"The request {request} can't be read ({exc.strerror}).") from None
             asked = parse_answer(SandboxRequest, text, source=f"the request {request}")
         elif agent and command:
-            asked = _request_from(agent, harness, mode, command, write, read)
+            asked = _request_from(agent, harness, mode, command, write or [], read or [])
         else:
             raise LinkError("Nothing to run.", "Give --request FILE, or --agent NAME -- COMMAND...")
         code = Sandbox(asked, _layout()).run()
@@ -119,9 +127,9 @@ def run(
 
 @app.command("check")
 def check_command(
-    agent: str = typer.Option(..., "--agent"),
-    harness: str | None = typer.Option(None, "--harness", help="The harness whose grants apply (its settings')."),
-    as_json: bool = typer.Option(False, "--json"),
+    agent: Agent,
+    harness: SomeHarness = None,
+    as_json: AsJson = False,
 ) -> None:
     """Try each permission from inside the agent's sandbox and say what is open."""
     try:
@@ -137,11 +145,11 @@ def check_command(
 
 @app.command()
 def needs(
-    agent: str = typer.Option(..., "--agent"),
-    harness: str = typer.Option(..., "--harness"),
-    needs_file: Path = typer.Option(..., "--needs", help="The harness's `needs` answer, as JSON."),
-    yes: bool = typer.Option(False, "--yes", help="Allow what it needs without asking (never no sandbox)."),
-    allow_unsandboxed: bool = typer.Option(False, "--allow-unsandboxed", help="Allow its need for no sandbox."),
+    agent: Agent,
+    harness: Harness,
+    needs_file: Annotated[Path, typer.Option("--needs", help="The harness's `needs` answer, as JSON.")],
+    yes: Annotated[bool, typer.Option(help="Allow what it needs without asking (never no sandbox).")] = False,
+    allow_unsandboxed: Annotated[bool, typer.Option(help="Allow its need for no sandbox.")] = False,
 ) -> None:
     """Ask the owner, in a terminal, for what a harness needs beyond what was answered before."""
 
@@ -184,9 +192,9 @@ def _change_agent(agent: str, item: list[str], allow: bool, as_json: bool) -> No
 
 @app.command()
 def allow(
-    item: list[str] = typer.Argument(..., help="A permission, `tcp HOST:PORT` or `host NAME`."),
-    agent: str = typer.Option(..., "--agent"),
-    as_json: bool = typer.Option(False, "--json", help="Print the grants now in force."),
+    item: Item,
+    agent: Agent,
+    as_json: AsJson = False,
 ) -> None:
     """Allow the agent something, whichever harness runs it."""
     _change_agent(agent, item, True, as_json)
@@ -194,9 +202,9 @@ def allow(
 
 @app.command()
 def deny(
-    item: list[str] = typer.Argument(..., help="A permission, `tcp HOST:PORT` or `host NAME`."),
-    agent: str = typer.Option(..., "--agent"),
-    as_json: bool = typer.Option(False, "--json", help="Print the grants now in force."),
+    item: Item,
+    agent: Agent,
+    as_json: AsJson = False,
 ) -> None:
     """Deny the agent something, whichever harness runs it."""
     _change_agent(agent, item, False, as_json)
@@ -219,9 +227,9 @@ def _change_harness(harness: str, item: str, allow: bool, needs_file: Path | Non
 
 @harness_app.command("allow")
 def harness_allow(
-    item: str = typer.Argument(..., help="A need or risk the harness declares."),
-    harness: str = typer.Option(..., "--harness"),
-    needs_file: Path | None = typer.Option(None, "--needs", help="The harness's `needs` answer now, as JSON."),
+    item: Need,
+    harness: Harness,
+    needs_file: NeedsNow = None,
 ) -> None:
     """Allow a need the harness declares."""
     _change_harness(harness, item, True, needs_file)
@@ -229,9 +237,9 @@ def harness_allow(
 
 @harness_app.command("deny")
 def harness_deny(
-    item: str = typer.Argument(..., help="A need or risk the harness declares."),
-    harness: str = typer.Option(..., "--harness"),
-    needs_file: Path | None = typer.Option(None, "--needs", help="The harness's `needs` answer now, as JSON."),
+    item: Need,
+    harness: Harness,
+    needs_file: NeedsNow = None,
 ) -> None:
     """Deny a need the harness declares."""
     _change_harness(harness, item, False, needs_file)
@@ -239,8 +247,8 @@ def harness_deny(
 
 @harness_app.command("repermit")
 def harness_repermit(
-    item: str | None = typer.Argument(None, help="One answer to forget; all of them without it."),
-    harness: str = typer.Option(..., "--harness"),
+    harness: Harness,
+    item: Annotated[str | None, typer.Argument(help="One answer to forget; all of them without it.")] = None,
 ) -> None:
     """Forget the answers given for a harness, so its next start asks again."""
     layout = _layout()
@@ -258,9 +266,9 @@ def _os_mode() -> str:
 
 @app.command("grants")
 def grants_command(
-    agent: str = typer.Option(..., "--agent"),
-    harness: str | None = typer.Option(None, "--harness"),
-    as_json: bool = typer.Option(False, "--json"),
+    agent: Agent,
+    harness: SomeHarness = None,
+    as_json: AsJson = False,
 ) -> None:
     """The grants in force for the agent (running the harness)."""
     layout = _layout()

@@ -13,15 +13,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
 from link_plugin.errors import LinkError
 from link_plugin.files import SettingsError, line_of, load_toml, read_toml, write_atomic
 from link_plugin.layout import HOME_FOLDERS, Layout
 from link_plugin.permissions import NAMES, Permission
 from link_plugin.sandbox import ANY_HOST, Grants
 from link_plugin.settings import AgentSettings, MachineSettings
-import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from lnk_sandbox.permissions import effective
 
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
@@ -280,7 +280,9 @@ def change_agent(grants: AgentGrants, tokens: list[str], allow: bool) -> AgentGr
         host = normal_host(value)
         current = data["hosts"]
         if allow:
-            data["hosts"] = None if host == ANY_HOST else [*(current or []), *([] if host in (current or []) else [host])]
+            data["hosts"] = (
+                None if host == ANY_HOST else [*(current or []), *([] if host in (current or []) else [host])]
+            )
         elif current is None:
             raise LinkError(
                 f"The agent has no host list (it reaches any host), so there is no {host} to take off it.",
@@ -290,8 +292,8 @@ def change_agent(grants: AgentGrants, tokens: list[str], allow: bool) -> AgentGr
             data["hosts"] = [item for item in current if item != host]
     try:
         return AgentGrants.model_validate(data)
-    except ValueError as exc:
-        raise LinkError(str(exc).splitlines()[-1].strip()) from None
+    except ValidationError as exc:
+        raise LinkError(str(exc.errors()[0]["msg"]).removeprefix("Value error, ") + ".") from None
 
 
 # --- what holds ------------------------------------------------------------------------------

@@ -11,9 +11,9 @@ import functools
 import os
 import sys
 import sysconfig
-from importlib import resources
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
@@ -21,7 +21,6 @@ from link_plugin.errors import LinkError
 from link_plugin.layout import HOME_FOLDERS, AgentFolder, Layout
 from link_plugin.permissions import Permission
 from link_plugin.sandbox import ANY_HOST, PROXY_PORT, Mode, SandboxRequest, proxy_url
-
 from lnk_sandbox.addresses import this_machine
 from lnk_sandbox.grants import AgentGrants, HarnessGrants, normal_host
 from lnk_sandbox.rules import Rules

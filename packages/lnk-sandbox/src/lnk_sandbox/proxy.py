@@ -25,7 +25,6 @@ from urllib.parse import SplitResult, urlsplit
 from link_plugin.keys import KeyStore
 from link_plugin.providers import BY_HOST, UPSTREAM_ENV, Provider
 from link_plugin.sandbox import TOOLS_PATH
-
 from lnk_sandbox.addresses import IP, literal
 from lnk_sandbox.grants import normal_host
 from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, answer, read_head
@@ -325,7 +324,7 @@ class Served:
         self._tcp: list[tuple[str, int, Handler]] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="lnk-proxy", daemon=True)
-        self._servers: list[asyncio.AbstractServer] = []
+        self._servers: list[asyncio.Server] = []
 
     def unix(self, path: Path, handler: Handler) -> None:
         self._unix.append((path, handler))
@@ -333,7 +332,7 @@ class Served:
     def tcp(self, host: str, port: int, handler: Handler) -> None:
         self._tcp.append((host, port, handler))
 
-    async def _bind(self) -> list[asyncio.AbstractServer]:
+    async def _bind(self) -> list[asyncio.Server]:
         servers = []
         for path, handler in self._unix:
             with unix_address(path) as address:

@@ -15,6 +15,7 @@ Everything is bound before the command starts, so the command never finds a rela
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -98,10 +99,8 @@ def main(arguments: list[str]) -> None:
         os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
 
     def passed_on(number: int, _frame: object) -> None:
-        try:
+        with contextlib.suppress(OSError):
             os.kill(child, number)
-        except OSError:
-            pass
 
     for number in FORWARDED:
         signal.signal(number, passed_on)

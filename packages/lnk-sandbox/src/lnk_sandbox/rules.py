@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from link_plugin.sandbox import ANY_HOST
-
 from lnk_sandbox.addresses import IP, is_loopback, literal, refusal
 from lnk_sandbox.grants import Endpoint, normal_host
 

@@ -29,7 +29,6 @@ from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
 from link_plugin.permissions import Permission
 from link_plugin.sandbox import SandboxRequest
-
 from lnk_sandbox import bwrap, seatbelt
 from lnk_sandbox.grants import HarnessGrants, agent_settings, load_agent, load_harness, machine_forbids_unsandboxed
 from lnk_sandbox.policy import Context, Policy, build, source_of
@@ -135,7 +134,9 @@ class Sandbox:
         self.layout = layout
         self.environ = dict(os.environ if environ is None else environ)
         self.network = network or Network()
-        self.stdio = {"stdin": stdin, "stdout": stdout, "stderr": stderr}
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
         self.echo = echo if echo is not None else sys.stderr
 
     def policy(self) -> Policy:
@@ -179,7 +180,14 @@ class Sandbox:
         print(f"lnk-sandbox: {who} runs without a sandbox: it reads and writes all you can.", file=self.echo)
         env = {**self.environ, **self.request.env}
         try:
-            return subprocess.call(self.request.argv, env=env, cwd=self.request.cwd, **self.stdio)  # type: ignore[arg-type]
+            return subprocess.call(
+                self.request.argv,
+                env=env,
+                cwd=self.request.cwd,
+                stdin=self.stdin,
+                stdout=self.stdout,
+                stderr=self.stderr,
+            )
         except OSError as exc:
             raise LinkError(f"Can't run {self.request.argv[0]}: {exc.strerror}.") from None
 
@@ -234,7 +242,9 @@ class Sandbox:
                     [program, "--args", str(arguments), "--", *bwrap.command(policy, plumbing)],
                     pass_fds=[arguments, relay, info_write, *(listener.fileno() for listener in listeners)],
                     process_group=0,
-                    **self.stdio,  # type: ignore[arg-type]
+                    stdin=self.stdin,
+                    stdout=self.stdout,
+                    stderr=self.stderr,
                 )
             finally:
                 for fd in (arguments, relay, info_write):
@@ -262,7 +272,9 @@ class Sandbox:
                 seatbelt.command(policy),
                 env=seatbelt.environment(policy),
                 cwd=policy.cwd,
-                **self.stdio,  # type: ignore[arg-type]
+                stdin=self.stdin,
+                stdout=self.stdout,
+                stderr=self.stderr,
             )
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from link_plugin.files import write_atomic
-
 from lnk_sandbox.policy import Policy
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
