@@ -474,3 +474,12 @@ def test_pushing_keystrokes_into_the_terminal_is_refused(agent: Link) -> None:
         os.close(slave)
         os.close(master)
     assert code != 0
+
+
+@pytest.mark.parametrize("harness", ["../../other", "..", "mini/../../other"])
+def test_a_harness_name_walking_out_of_its_folder_is_refused(agent: Link, harness: str) -> None:
+    marker = agent.layout.agent("other").root / "Harnesses"
+    with pytest.raises(LinkError, match="is not a harness's name"):
+        agent.sh("true", harness=harness)
+    assert not marker.exists()
+    assert agent.cli("harness", "allow", "lan", "--harness", harness).code == 1

@@ -89,7 +89,6 @@ def _request_from(
             "cwd": None,
             "writes": [str(path.absolute()) for path in writes],
             "reads": [str(path.absolute()) for path in reads],
-            "ports": settings.ports,
         }
     )
 

@@ -25,6 +25,19 @@ from link_plugin.settings import AgentSettings, MachineSettings
 from lnk_sandbox.permissions import effective
 
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def named(kind: str, name: str) -> str:
+    """An agent's or harness's name, which names files and folders: never a path of its own."""
+    if not _FILE_NAME.match(name):
+        raise LinkError(
+            f"{name!r} is not a {kind}'s name.",
+            "A name is letters, digits, '.', '_' and '-', starting with one of the first two.",
+        )
+    return name
+
+
 _NAME = re.compile(rf"^(?:\*\.)?(?:{_LABEL}\.)*{_LABEL}$")
 
 
@@ -186,7 +199,7 @@ def _refuse_unknown(path: Path, data: dict[str, Any], known: dict[str, set[str] 
 
 
 def load_agent(layout: Layout, agent: str) -> AgentGrants:
-    path = layout.agent_config(agent).sandbox
+    path = layout.agent_config(named("agent", agent)).sandbox
     if not path.exists():
         return AgentGrants()
     _refuse_unknown(
@@ -196,7 +209,7 @@ def load_agent(layout: Layout, agent: str) -> AgentGrants:
 
 
 def load_harness(layout: Layout, harness: str) -> HarnessGrants:
-    path = layout.harness_grants(harness)
+    path = layout.harness_grants(named("harness", harness))
     if not path.exists():
         return HarnessGrants()
     known: dict[str, set[str] | None] = {name: None for name in HarnessGrants.model_fields}
@@ -226,7 +239,7 @@ def save_harness(layout: Layout, harness: str, grants: HarnessGrants) -> None:
 
 
 def agent_settings(layout: Layout, agent: str) -> AgentSettings:
-    path = layout.agent_config(agent).settings
+    path = layout.agent_config(named("agent", agent)).settings
     if not path.is_file():
         raise LinkError(f"There is no agent named {agent!r} here ({path} is missing).", "lnk agent list shows them.")
     return load_toml(path, AgentSettings)

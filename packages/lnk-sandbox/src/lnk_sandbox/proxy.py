@@ -175,6 +175,12 @@ class Proxy:
             writer.write(answer(exc.status, "Forbidden" if exc.status == 403 else "Bad Gateway", f"{exc.reason}\n"))
         except (TimeoutError, ConnectionError, OSError, ssl.SSLError):
             pass
+        except asyncio.CancelledError:
+            # The sandbox ended and the proxy with it: this connection's task is the last to know.
+            return
+        except Exception as exc:  # one connection's failure never takes the proxy down
+            self.settings.log.record("error", "proxy", self.settings.port, f"{type(exc).__name__}: {exc}")
+            writer.write(answer(502, "Bad Gateway", f"lnk's proxy failed: {type(exc).__name__}\n"))
         finally:
             with contextlib.suppress(Exception):
                 await writer.drain()
@@ -308,6 +314,8 @@ async def forward(port: int, log: ConnectionLog, reader: asyncio.StreamReader, w
     log.record("forward", "127.0.0.1", port)
     try:
         await tunnel((reader, writer), upstream)
+    except asyncio.CancelledError:
+        return
     finally:
         close(writer)
         close(upstream[1])

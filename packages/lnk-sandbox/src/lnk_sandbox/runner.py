@@ -132,6 +132,8 @@ class Sandbox:
     ) -> None:
         self.request = request
         self.layout = layout
+        self.agent_id = agent_settings(layout, request.agent).id
+        """Everything that runs is keyed by the agent's ID (its proxy's sockets); an unknown agent stops here."""
         self.environ = dict(os.environ if environ is None else environ)
         self.network = network or Network()
         self.stdin = stdin
@@ -141,10 +143,9 @@ class Sandbox:
 
     def policy(self) -> Policy:
         request = self.request
-        settings = agent_settings(self.layout, request.agent)
         harness = load_harness(self.layout, request.harness) if request.harness else HarnessGrants()
         context = Context(
-            self.layout, request.agent, settings.id, load_agent(self.layout, request.agent), harness, self.environ
+            self.layout, request.agent, self.agent_id, load_agent(self.layout, request.agent), harness, self.environ
         )
         return build(request, context, macos=sys.platform == "darwin")
 
@@ -167,7 +168,6 @@ class Sandbox:
         return asked
 
     def run(self) -> int:
-        agent_settings(self.layout, self.request.agent)
         if self.unsandboxed():
             return self._bare()
         policy = self.policy()
@@ -223,7 +223,7 @@ class Sandbox:
 
     def _bubblewrap(self, policy: Policy) -> int:
         program = bwrap.bwrap()
-        agent_id = agent_settings(self.layout, self.request.agent).id
+        agent_id = self.agent_id
         with RunFolder(self.layout.net(agent_id), policy.mode) as folder, self._served(policy, folder, agent_id):
             listeners = [_publish(port) for port in policy.publish] if policy.namespace else []
             info_read, info_write = os.pipe()
@@ -262,8 +262,7 @@ class Sandbox:
         return code
 
     def _seatbelt(self, policy: Policy) -> int:
-        agent_id = agent_settings(self.layout, self.request.agent).id
-        proxy = self._proxy(policy, agent_id)
+        proxy = self._proxy(policy, self.agent_id)
         served = Served()
         if proxy is not None:
             served.tcp("127.0.0.1", policy.proxy_port, proxy.handle)
