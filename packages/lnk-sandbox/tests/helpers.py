@@ -54,8 +54,10 @@ class Link:
     def layout(self) -> Layout:
         return Layout(config=self.home / ".config" / "lnk", agents=self.home / "Link" / "Agents")
 
-    def agent(self, name: str, agent_id: str, harness: str | None = "mini", **settings: Any) -> str:
-        values = {"id": agent_id, "name": name, "owner": "tester@here", **settings}
+    def agent(
+        self, name: str, agent_id: str, harness: str | None = "mini", owner: str = "tester@here", **settings: Any
+    ) -> str:
+        values = {"id": agent_id, "name": name, "owner": owner, **settings}
         if harness:
             values["harness"] = harness
         path = self.layout.agent_config(name).settings

@@ -7,10 +7,9 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import MAIN_ID
 from helpers import Link
 from lnk_sandbox import seatbelt
-from lnk_sandbox.grants import load_agent, load_harness
+from lnk_sandbox.grants import agent_settings, load_agent, load_harness
 from lnk_sandbox.policy import Context, Policy, build
 
 from link_plugin.layout import Layout
@@ -20,7 +19,8 @@ from link_plugin.sandbox import SandboxRequest
 def policy(link: Link, **fields: object) -> Policy:
     layout: Layout = link.layout
     request = SandboxRequest.model_validate({"agent": "main", "harness": "mini", "argv": ["run-it"], **fields})
-    context = Context(layout, "main", MAIN_ID, load_agent(layout, "main"), load_harness(layout, "mini"), link.environ)
+    settings = agent_settings(layout, "main")
+    context = Context(layout, "main", settings, load_agent(layout, "main"), load_harness(layout, "mini"), link.environ)
     return build(request, context, macos=True)
 
 

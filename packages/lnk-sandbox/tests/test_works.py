@@ -17,6 +17,7 @@ from conftest import MAIN_ID
 from helpers import Internet, Link, Ran, ToolBridge, Website, free_port
 
 from link_conformance.provider import StandInProvider
+from link_plugin.errors import LinkError
 from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
 
@@ -312,3 +313,14 @@ def test_a_deep_settings_folder_still_gets_its_sockets(link: Link, site: Website
     assert len(str(layout.net(MAIN_ID) / "harness-1234567-abcdef" / "out" / "proxy.sock")) > 107
     ran = link.run(["curl", "-sS", "http://allowed.example/deep"], layout=layout, network=internet(site))
     assert ran.out == "page for allowed.example at /deep", ran
+
+
+def test_a_tool_holds_its_owners_agents_together_never_another_owners(link: Link) -> None:
+    link.agent("theirs", "theiragent01", owner="someone@else")
+    other, theirs = link.layout.agent("other").home, link.layout.agent("theirs").home
+    ran = link.sh(f"cat {other}/work/secret.txt", mode="tool", harness=None, reads=[str(other)])
+    assert ran.out == "other agent's secret\n", ran
+    with pytest.raises(LinkError, match="another agent's folder"):
+        link.sh(f"ls {theirs}", mode="tool", harness=None, reads=[str(theirs)])
+    with pytest.raises(LinkError, match="another agent's folder"):
+        link.sh(f"ls {other}", reads=[str(other)])

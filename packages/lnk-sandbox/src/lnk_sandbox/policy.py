@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Literal
 
 from link_plugin.errors import LinkError
+from link_plugin.files import load_toml
 from link_plugin.layout import HOME_FOLDERS, AgentFolder, Layout
 from link_plugin.permissions import Permission
 from link_plugin.sandbox import ANY_HOST, PROXY_PORT, Mode, SandboxRequest, proxy_url
+from link_plugin.settings import AgentSettings
 from lnk_sandbox.addresses import this_machine
 from lnk_sandbox.grants import AgentGrants, HarnessGrants, normal_host
 from lnk_sandbox.rules import Rules
@@ -62,11 +64,6 @@ class Policy:
     developer_tools: bool = True
     desktop: bool = False
     read_home: Path | None = None
-    permissions: frozenset[str] = frozenset()
-
-    @property
-    def proxied(self) -> bool:
-        return self.rules is not None
 
     def access(self, access: Access) -> list[Path]:
         return [bind.path for bind in self.binds if bind.access == access]
@@ -97,20 +94,20 @@ def _within(path: Path, folder: Path) -> bool:
 
 
 class Context:
-    """What a policy is built from: the layout, the agent's ID, both layers of grants, the environment."""
+    """What a policy is built from: the layout, the agent's settings, both layers of grants, the environment."""
 
     def __init__(
         self,
         layout: Layout,
         agent: str,
-        agent_id: str,
+        settings: AgentSettings,
         grants: AgentGrants,
         harness_grants: HarnessGrants,
         environ: Mapping[str, str],
     ) -> None:
         self.layout = layout
         self.agent = agent
-        self.agent_id = agent_id
+        self.settings = settings
         self.grants = grants
         self.harness_grants = harness_grants
         self.environ = environ
@@ -142,12 +139,21 @@ class Context:
         if writes and _within(self.agents_root, real):
             raise LinkError(f"{given} would let a sandbox write every agent's folder.")
         if _within(real, self.agents_root):
-            if not _within(real, self.own_root):
+            if not _within(real, self.own_root) and not (mode == "tool" and self.same_owner(real)):
                 raise LinkError(f"{given} is another agent's folder: an agent's sandbox never shows another's.")
             if mode != "tool" and _within(real, self.own_root / "Memory"):
                 raise LinkError(f"{given} is memory's state: no harness reaches it.")
             self.no_links(given)
         return real
+
+    def same_owner(self, path: Path) -> bool:
+        """Whether a path is in the folder of an agent of this one's owner: one memory engine serves all
+        of an owner's agents, so its sandbox may hold their folders together, never another owner's."""
+        name = path.relative_to(self.agents_root).parts[0]
+        settings = self.layout.agent_config(name).settings
+        if not settings.is_file():
+            return False
+        return load_toml(settings, AgentSettings).owner == self.settings.owner
 
     def no_links(self, path: Path) -> None:
         """Refuse a path in the agent's folder that goes through a symbolic link: one made from
@@ -224,6 +230,39 @@ def _hosts(hosts: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if ANY_HOST in listed else listed
 
 
+@dataclass
+class _Network:
+    namespace: bool = True
+    rules: Rules | None = None
+    forwards: list[int] = field(default_factory=list)
+    publish: list[int] = field(default_factory=list)
+
+
+def _network(request: SandboxRequest, ctx: Context) -> _Network:
+    """What each mode reaches: a harness its proxy (or, with lan, the network as it is), a setup step
+    its adapter's hosts, the health check the agent's ports, a tool only a local model's port."""
+    permissions = ctx.permissions
+    model = [request.model_port] if request.model_port else []
+    if request.mode == "harness" and Permission.LAN in permissions:
+        return _Network(namespace=False)
+    if request.mode == "harness":
+        rules = Rules(
+            internet=Permission.NETWORK in permissions,
+            localhost=Permission.LOCALHOST in permissions,
+            hosts=_hosts(ctx.grants.hosts),
+            endpoints=frozenset(ctx.grants.endpoints),
+            loopback_ports=frozenset([*request.ports, *model]),
+            this_machine=this_machine(),
+        )
+        return _Network(rules=rules, forwards=model, publish=list(request.ports))
+    if request.mode == "setup":
+        hosts = request.hosts if request.hosts is not None else ctx.grants.hosts
+        return _Network(rules=Rules(hosts=_hosts(hosts), this_machine=this_machine(), setup=request.hosts is not None))
+    if request.mode == "health":
+        return _Network(forwards=list(request.ports))
+    return _Network(forwards=model)
+
+
 def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Policy:
     mode = request.mode
     permissions = ctx.permissions
@@ -246,12 +285,12 @@ def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Poli
     binds += [Bind(path, "rw") for path in extra_writes]
     binds += [Bind(path, "ro") for path in extra_reads if path not in extra_writes]
 
-    developer_tools = Permission.DEVELOPER_TOOLS in permissions
-    read_home = ctx.user_home.resolve() if Permission.READ_HOME in permissions and mode != "tool" else None
-    if developer_tools and mode != "tool":
+    developer_tools = Permission.DEVELOPER_TOOLS in permissions and mode != "tool"
+    if developer_tools:
         binds += [Bind(path, "ro") for path in _toolchains(ctx) if not path.is_relative_to("/usr")]
     elif not macos:
         binds.append(Bind(Path("/usr/local"), "hide"))
+    read_home = ctx.user_home.resolve() if Permission.READ_HOME in permissions and mode != "tool" else None
     if read_home is not None:
         binds.append(Bind(read_home, "ro"))
     env = {"PATH": DEFAULT_PATH, **request.env, "HOME": str(home), "TMPDIR": "/tmp"}
@@ -262,48 +301,23 @@ def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Poli
         env.update(desktop_env)
     binds += [Bind(ctx.config_root, "hide"), Bind(ctx.agents_root, "hide")]
 
-    lan = Permission.LAN in permissions and mode == "harness"
-    rules: Rules | None = None
-    forwards: list[int] = []
-    publish: list[int] = []
-    own_ports = frozenset(request.ports) | ({request.model_port} if request.model_port else set())
-    if mode == "harness" and not lan:
-        rules = Rules(
-            internet=Permission.NETWORK in permissions,
-            localhost=Permission.LOCALHOST in permissions,
-            hosts=_hosts(ctx.grants.hosts),
-            endpoints=frozenset(ctx.grants.endpoints),
-            loopback_ports=own_ports,
-            this_machine=this_machine(),
-        )
-        publish = list(request.ports)
-        forwards = [request.model_port] if request.model_port else []
-    elif mode == "setup":
-        hosts = request.hosts if request.hosts is not None else ctx.grants.hosts
-        rules = Rules(hosts=_hosts(hosts), this_machine=this_machine(), setup=request.hosts is not None)
-    elif mode == "health":
-        forwards = list(request.ports)
-    elif mode == "tool":
-        forwards = [request.model_port] if request.model_port else []
-    if rules is not None:
-        env.update(_proxy_env(proxy_port, rules.localhost))
-
-    cwd = Path(request.cwd) if request.cwd else home
+    network = _network(request, ctx)
+    if network.rules is not None:
+        env.update(_proxy_env(proxy_port, network.rules.localhost))
     return Policy(
         mode=mode,
         argv=list(request.argv),
         env=env,
-        cwd=cwd,
+        cwd=Path(request.cwd) if request.cwd else home,
         home=home,
         binds=binds,
         interpreter=interpreter_paths(),
-        namespace=not lan,
-        rules=rules,
+        namespace=network.namespace,
+        rules=network.rules,
         proxy_port=proxy_port,
-        forwards=forwards,
-        publish=publish,
+        forwards=network.forwards,
+        publish=network.publish,
         developer_tools=developer_tools,
         desktop=desktop,
         read_home=read_home,
-        permissions=permissions,
     )

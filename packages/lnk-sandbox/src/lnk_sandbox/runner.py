@@ -132,8 +132,9 @@ class Sandbox:
     ) -> None:
         self.request = request
         self.layout = layout
-        self.agent_id = agent_settings(layout, request.agent).id
-        """Everything that runs is keyed by the agent's ID (its proxy's sockets); an unknown agent stops here."""
+        self.settings = agent_settings(layout, request.agent)
+        """An unknown agent stops here; everything that runs is keyed by the agent's ID (its proxy's sockets)."""
+        self.agent_id = self.settings.id
         self.environ = dict(os.environ if environ is None else environ)
         self.network = network or Network()
         self.stdin = stdin
@@ -145,7 +146,7 @@ class Sandbox:
         request = self.request
         harness = load_harness(self.layout, request.harness) if request.harness else HarnessGrants()
         context = Context(
-            self.layout, request.agent, self.agent_id, load_agent(self.layout, request.agent), harness, self.environ
+            self.layout, request.agent, self.settings, load_agent(self.layout, request.agent), harness, self.environ
         )
         return build(request, context, macos=sys.platform == "darwin")
 
