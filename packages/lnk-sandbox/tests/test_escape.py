@@ -117,6 +117,17 @@ def test_settings_stay_hidden_with_read_home(agent: Link) -> None:
     assert refused(ran) and KEY not in ran.out
 
 
+def test_editing_the_services_units_is_refused_even_with_read_home(agent: Link) -> None:
+    units = agent.home / ".config" / "systemd" / "user"
+    units.mkdir(parents=True)
+    unit = units / f"lnk-agent-{MAIN_ID}.service"
+    unit.write_text("[Service]\nExecStart=lnk agent unsandboxed main\n")
+    agent.grants("main", 'allow = ["read-home"]\n')
+    ran = agent.sh(f"cat {unit} && echo 'ExecStart=sh -c evil' >> {unit}")
+    assert "lnk agent unsandboxed" in ran.out
+    assert refused(ran) and "evil" not in unit.read_text()
+
+
 def test_reaching_the_tool_bridge_socket_by_its_path_is_refused(agent: Link) -> None:
     socket_path = agent.layout.tools_socket(MAIN_ID)
     socket_path.parent.mkdir(parents=True, exist_ok=True)

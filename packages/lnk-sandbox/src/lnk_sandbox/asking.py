@@ -105,32 +105,25 @@ def decide(
             f"Run it in a terminal to answer, or pass {flags} to allow it from a script.",
         )
     agents = layers.agents_running(layout, harness) if new_needs or new_risks else []
-    asked = False
+    asked: list[str] = []
+
+    def ask(about: str, question: str, warn: bool) -> bool:
+        assert terminal is not None, "what no flag answers was refused above without a terminal"
+        terminal.say(about, warn=warn)
+        asked.append(question)
+        return terminal.yes(question, warn=warn)
+
     answers = kept.model_dump()
     for need in new_needs:
         unsandboxed = need.name == Permission.UNSANDBOXED
-        if unsandboxed and allow_unsandboxed or not unsandboxed and yes:
-            allowed = True
-        else:
-            assert terminal is not None
-            about, question = _question_for_need(harness, need, agents)
-            terminal.say(about, warn=unsandboxed)
-            allowed = terminal.yes(question, warn=unsandboxed)
-            asked = True
+        answered = allow_unsandboxed if unsandboxed else yes
+        allowed = answered or ask(*_question_for_need(harness, need, agents), warn=unsandboxed)
         answers["allow" if allowed else "deny"].append(need.name)
         answers["needs"][need.name] = need.why
     for risk in new_risks:
-        if terminal is None or (yes and not risk.optional):
-            if risk.optional:
-                continue  # off is safe: only a yes typed in a terminal turns an optional risk on
-            allowed = True
-        elif yes:
-            continue
-        else:
-            about, question = _question_for_risk(harness, risk, agents)
-            terminal.say(about, warn=True)
-            allowed = terminal.yes(question, warn=True)
-            asked = True
+        if (terminal is None or yes) and risk.optional:
+            continue  # off is safe: only a yes typed in a terminal turns an optional risk on
+        allowed = yes or ask(*_question_for_risk(harness, risk, agents), warn=True)
         answers["risks" if allowed else "risks_denied"].append(risk.name)
         answers["needs"][risk.name] = risk.why
     updated = layers.HarnessGrants.model_validate(answers)
@@ -140,5 +133,5 @@ def decide(
         granted=sorted(n for n in wanted if n in has or n in updated.allow),
         denied=sorted(n for n in wanted if n not in has and n in updated.deny),
         risks=sorted(r.name for r in needs.risks if r.name in updated.risks),
-        asked=asked,
+        asked=bool(asked),
     )

@@ -189,24 +189,16 @@ def _change_agent(agent: str, item: list[str], allow: bool, as_json: bool) -> No
     _answering(change)
 
 
-@app.command()
-def allow(
-    item: Item,
-    agent: Agent,
-    as_json: AsJson = False,
-) -> None:
-    """Allow the agent something, whichever harness runs it."""
-    _change_agent(agent, item, True, as_json)
+def _agent_command(allow: bool) -> Callable[..., None]:
+    def command(item: Item, agent: Agent, as_json: AsJson = False) -> None:
+        _change_agent(agent, item, allow, as_json)
+
+    command.__doc__ = f"{'Allow' if allow else 'Deny'} the agent something, whichever harness runs it."
+    return command
 
 
-@app.command()
-def deny(
-    item: Item,
-    agent: Agent,
-    as_json: AsJson = False,
-) -> None:
-    """Deny the agent something, whichever harness runs it."""
-    _change_agent(agent, item, False, as_json)
+app.command("allow")(_agent_command(True))
+app.command("deny")(_agent_command(False))
 
 
 def _change_harness(harness: str, item: str, allow: bool, needs_file: Path | None) -> None:
@@ -224,24 +216,16 @@ def _change_harness(harness: str, item: str, allow: bool, needs_file: Path | Non
     _answering(change)
 
 
-@harness_app.command("allow")
-def harness_allow(
-    item: Need,
-    harness: Harness,
-    needs_file: NeedsNow = None,
-) -> None:
-    """Allow a need the harness declares."""
-    _change_harness(harness, item, True, needs_file)
+def _harness_command(allow: bool) -> Callable[..., None]:
+    def command(item: Need, harness: Harness, needs_file: NeedsNow = None) -> None:
+        _change_harness(harness, item, allow, needs_file)
+
+    command.__doc__ = f"{'Allow' if allow else 'Deny'} a need the harness declares, for every agent here running it."
+    return command
 
 
-@harness_app.command("deny")
-def harness_deny(
-    item: Need,
-    harness: Harness,
-    needs_file: NeedsNow = None,
-) -> None:
-    """Deny a need the harness declares."""
-    _change_harness(harness, item, False, needs_file)
+harness_app.command("allow")(_harness_command(True))
+harness_app.command("deny")(_harness_command(False))
 
 
 @harness_app.command("repermit")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -78,11 +79,15 @@ class Endpoint(BaseModel):
         return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
 
-def _permission_names(names: list[str]) -> list[str]:
+def _known(names: list[str], known: Iterable[str], what: str) -> list[str]:
     for name in names:
-        if name not in NAMES:
-            raise ValueError(f"{name!r} is not a permission (they are: {', '.join(sorted(NAMES))})")
+        if name not in known:
+            raise ValueError(f"{name!r} is not {what} (they are: {', '.join(sorted(known))})")
     return names
+
+
+def _permission_names(names: list[str]) -> list[str]:
+    return _known(names, NAMES, "a permission")
 
 
 class FilesGrant(BaseModel):
@@ -94,10 +99,7 @@ class FilesGrant(BaseModel):
     @field_validator("read")
     @classmethod
     def _home_folders(cls, names: list[str]) -> list[str]:
-        for name in names:
-            if name not in HOME_FOLDERS:
-                raise ValueError(f"{name!r} is not a folder of Home (they are: {', '.join(HOME_FOLDERS)})")
-        return names
+        return _known(names, HOME_FOLDERS, "a folder of Home")
 
 
 class AgentGrants(BaseModel):
