@@ -9,6 +9,7 @@ import shlex
 import socket
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from conftest import MAIN_ID
@@ -441,6 +442,31 @@ def test_mounting_is_refused(agent: Link) -> None:
 
 def test_remounting_the_system_writable_is_refused(agent: Link) -> None:
     assert refused(agent.sh("mount -o remount,rw /usr"))
+
+
+def test_setting_the_kernels_core_pattern_is_refused(agent: Link) -> None:
+    # Writing back what is there: refused as any value would be, and harmless to this machine if not.
+    before = Path("/proc/sys/kernel/core_pattern").read_text()
+    ran = agent.sh("cat /proc/sys/kernel/core_pattern > /tmp/was && cat /tmp/was > /proc/sys/kernel/core_pattern")
+    assert refused(ran) and "Read-only file system" in ran.err
+    assert Path("/proc/sys/kernel/core_pattern").read_text() == before
+
+
+def test_any_kernel_setting_is_refused(agent: Link) -> None:
+    ran = agent.sh(
+        "for f in /proc/sys/vm/overcommit_ratio /proc/sys/kernel/hostname; do cat $f > /tmp/v; cat /tmp/v > $f; done"
+    )
+    assert refused(ran) and ran.err.count("Read-only file system") == 2
+
+
+def test_the_sysrq_trigger_is_refused(agent: Link) -> None:
+    assert refused(agent.sh("echo h > /proc/sysrq-trigger"))
+
+
+def test_the_machines_disks_and_devices_are_refused(agent: Link) -> None:
+    ran = agent.sh("ls /dev; cat /dev/vda /dev/sda /dev/nvme0n1 /dev/mem /dev/kmsg 2>&1 | head -c 100; ls /sys/class")
+    assert refused(ran)
+    assert {"vda", "sda", "mem", "kmsg", "nvme0n1"}.isdisjoint(ran.out.split())
 
 
 def test_chroot_is_refused(agent: Link) -> None:

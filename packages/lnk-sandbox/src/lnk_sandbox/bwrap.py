@@ -119,7 +119,11 @@ def options(policy: Policy, plumbing: Plumbing) -> list[str]:
         elif path.is_dir():
             args += ["--ro-bind", name, name]
             visible.append(path)
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # Kernel settings check only that the writer is root, never a capability: read-only, or a sandbox
+    # run as root would set the machine's (its core_pattern runs a program outside any sandbox).
+    args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    args += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
+    args += ["--dev", "/dev", "--tmpfs", "/tmp"]
     binds = [*policy.binds, *(Bind(path, "ro") for path in policy.interpreter)]
     binds += [Bind(path, "hide") for path in hidden_in_etc()]
     visible += [bind.path for bind in binds if bind.access != "hide"]
