@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from conftest import MAIN_ID
 from helpers import PROGRAM, Link
 
@@ -98,7 +99,10 @@ def test_a_harness_granted_no_sandbox_runs_without_one_and_says_so(link: Link) -
 STOPPABLE = "trap 'echo stopped; exit 0' TERM; echo up; sleep 30 & wait"
 
 
-def test_a_stop_reaches_the_command_inside(link: Link) -> None:
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_a_stop_reaches_the_command(link: Link, sandboxed: bool) -> None:
+    if not sandboxed:
+        link.harness_grants("mini", 'allow = ["unsandboxed"]\n[needs]\nunsandboxed = "it must"\n')
     process = subprocess.Popen(
         [
             PROGRAM,

@@ -181,7 +181,7 @@ class Sandbox:
         print(f"lnk-sandbox: {who} runs without a sandbox: it reads and writes all you can.", file=self.echo)
         env = {**self.environ, **self.request.env}
         try:
-            return subprocess.call(
+            process = subprocess.Popen(
                 self.request.argv,
                 env=env,
                 cwd=self.request.cwd,
@@ -191,8 +191,10 @@ class Sandbox:
             )
         except OSError as exc:
             raise LinkError(f"Can't run {self.request.argv[0]}: {exc.strerror}.") from None
+        with _passed_on(process, [process.pid]):
+            return process.wait()
 
-    def _proxy(self, policy: Policy, agent_id: str) -> Proxy | None:
+    def _proxy(self, policy: Policy) -> Proxy | None:
         if policy.rules is None:
             return None
         request = self.request
@@ -202,7 +204,7 @@ class Sandbox:
                 rules=policy.rules,
                 port=policy.proxy_port,
                 log=self.log(),
-                tools_socket=self.layout.tools_socket(agent_id) if request.mode == "harness" else None,
+                tools_socket=self.layout.tools_socket(self.agent_id) if request.mode == "harness" else None,
                 tools=frozenset(request.tools) if request.tools is not None else None,
                 keys=KeyStore(config.keys) if request.wire_keys and request.mode == "harness" else None,
                 upstreams=self.environ,
@@ -213,9 +215,9 @@ class Sandbox:
     def log(self) -> ConnectionLog:
         return ConnectionLog(self.layout.agent_config(self.request.agent).root / "proxy.log", echo=self.echo)
 
-    def _served(self, policy: Policy, folder: RunFolder, agent_id: str) -> Served:
+    def _served(self, policy: Policy, folder: RunFolder) -> Served:
         served = Served()
-        proxy = self._proxy(policy, agent_id)
+        proxy = self._proxy(policy)
         if proxy is not None:
             served.unix(folder.sockets / "proxy.sock", proxy.handle)
         for port in policy.forwards:
@@ -224,8 +226,7 @@ class Sandbox:
 
     def _bubblewrap(self, policy: Policy) -> int:
         program = bwrap.bwrap()
-        agent_id = self.agent_id
-        with RunFolder(self.layout.net(agent_id), policy.mode) as folder, self._served(policy, folder, agent_id):
+        with RunFolder(self.layout.net(self.agent_id), policy.mode) as folder, self._served(policy, folder):
             listeners = [_publish(port) for port in policy.publish] if policy.namespace else []
             info_read, info_write = os.pipe()
             relay = _memory_file("lnk-relay", source_of("relay").encode())
@@ -263,7 +264,7 @@ class Sandbox:
         return code
 
     def _seatbelt(self, policy: Policy) -> int:
-        proxy = self._proxy(policy, self.agent_id)
+        proxy = self._proxy(policy)
         served = Served()
         if proxy is not None:
             served.tcp("127.0.0.1", policy.proxy_port, proxy.handle)
@@ -293,5 +294,5 @@ def _read_info(fd: int, child: list[int]) -> None:
         while chunk := stream.read(4096):
             data += chunk
             with contextlib.suppress(ValueError):
-                child.append(int(json.loads(data)["child-pid"]))
-                return
+                if not child:
+                    child.append(int(json.loads(data)["child-pid"]))
