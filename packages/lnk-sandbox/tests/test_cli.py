@@ -96,7 +96,7 @@ def test_a_harness_granted_no_sandbox_runs_without_one_and_says_so(link: Link) -
     assert "runs without a sandbox" in ran.err
 
 
-STOPPABLE = "trap 'echo stopped; exit 0' TERM; echo up; sleep 30 & wait"
+STOPPABLE = "trap 'echo stopped; kill $!; exit 0' TERM; echo up; sleep 30 & wait"
 
 
 @pytest.mark.parametrize("sandboxed", [True, False])
@@ -104,16 +104,7 @@ def test_a_stop_reaches_the_command(link: Link, sandboxed: bool) -> None:
     if not sandboxed:
         link.harness_grants("mini", 'allow = ["unsandboxed"]\n[needs]\nunsandboxed = "it must"\n')
     process = subprocess.Popen(
-        [
-            PROGRAM,
-            "run",
-            "--agent",
-            "main",
-            "--",
-            "sh",
-            "-c",
-            "trap 'echo stopped; exit 0' TERM; echo up; sleep 30 & wait",
-        ],
+        [PROGRAM, "run", "--agent", "main", "--", "sh", "-c", STOPPABLE],
         stdout=subprocess.PIPE,
         env=link.environ,
         text=True,
