@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
 
 import httpx
+import pytest
 from world import World
 
+from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
+from link_plugin.providers import PROVIDERS
+from lnk.approvals import Approvals
+from lnk.gateway import Gateway, ModelRelay
+from lnk.toolbridge import CallLog, ToolBridge
 
 
 def _files_under(folder: Path) -> list[Path]:
@@ -70,3 +77,23 @@ def test_keys_set_list_delete_and_bad_providers(world: World) -> None:
     layout = Layout(config=world.root / "config", agents=world.root / "agents")
     assert not (layout.agent_config("work").keys.read_text().count("sk-or-1"))
     assert os.stat(layout.agent_config("work").keys).st_mode & 0o777 == 0o600
+
+
+def test_an_upstream_with_a_path_takes_the_providers_base_path(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the sandbox's proxy reads LNK_UPSTREAM_<PROVIDER>, so does lnk's gateway."""
+    monkeypatch.setenv("LNK_UPSTREAM_OPENROUTER", world.provider.url)  # .../v1, for OpenRouter's /api/v1
+    keys = KeyStore(world.root / "keys.json")
+    keys.set("openrouter", world.key)
+    relay = ModelRelay(PROVIDERS["openrouter"], keys)
+    app = Gateway(ToolBridge([], Approvals(), CallLog(world.root / "tools.log"), str), "s3cret", relay)
+
+    async def ask(path: str) -> int:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+            body = {"model": "openrouter/auto", "messages": [{"role": "user", "content": "x"}]}
+            return (await client.post(path, json=body)).status_code
+
+    assert asyncio.run(ask("/s3cret/model/api/v1/chat/completions")) == 200
+    assert world.provider.requests[-1].path == "/v1/chat/completions"
+    assert world.provider.requests[-1].headers["authorization"] == f"Bearer {world.key}"
+    assert asyncio.run(ask("/s3cret/model/elsewhere/chat/completions")) == 404

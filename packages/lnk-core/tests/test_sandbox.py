@@ -8,7 +8,7 @@ from typing import Any
 
 from world import World
 
-from link_plugin.sandbox import SandboxRequest
+from link_plugin.sandbox import PROXY_PORT, SandboxRequest
 
 
 def _asked(calls: list[dict[str, Any]], command: str) -> list[dict[str, Any]]:
@@ -32,10 +32,11 @@ def test_a_sandboxed_start_hands_the_sandbox_the_harness_and_no_key(world: World
     assert harness.agent == "work" and harness.harness == "mini"
     assert harness.argv[-1] == "serve"
     assert harness.writes == [str(agent.folder.chats)]  # mini's `folders`
-    assert harness.ports == block[:-1] and harness.proxy_port == block[-1]
+    assert harness.ports == block[:-1]
+    assert harness.proxy_port is None and harness.tools == ["words"]  # the proxy: in the harness's own network
     assert harness.no_sandbox is False
     tools = json.loads(harness.env["LNK_TOOLS"])
-    assert tools == {"words": f"http://127.0.0.1:{block[-1]}/_link/tools/words/mcp"}  # on the proxy
+    assert tools == {"words": f"http://127.0.0.1:{PROXY_PORT}/_link/tools/words/mcp"}  # on the proxy
     settings = world.harness_settings("work")
     assert settings.proxied is True
     assert settings.model is not None and settings.model.url == "http://api.openai.com/v1"  # the proxy adds the key
@@ -91,7 +92,7 @@ def test_grants_permissions_check_and_run_are_the_sandboxs(world: World) -> None
     world.lnk("agent", "mini", "allow", "lan")
     world.lnk("agent", "mini", "repermit")
     assert "network" in world.lnk("agent", "permissions").stdout
-    assert json.loads(world.lnk("agent", "permissions", "--json").stdout)[0]["name"] == "network"
+    assert json.loads(world.lnk("agent", "permissions", "--json").stdout)["permissions"][0]["name"] == "network"
     assert (
         json.loads(world.lnk("agent", "mini", "check", "--agent", "work", "--json").stdout)["results"]["lan"] is False
     )
@@ -102,6 +103,5 @@ def test_grants_permissions_check_and_run_are_the_sandboxs(world: World) -> None
     assert ["deny", "--agent", "work", "network"] in asked
     assert ["harness", "allow", "--harness", "mini", "lan"] in asked
     assert ["harness", "repermit", "--harness", "mini"] in asked
-    assert ["check", "--agent", "work", "--json"] in asked
-    run = _asked(world.calls(calls), "run")[-1]["request"]
-    assert run["argv"] == ["echo", "--not-an-option"] and run["mode"] == "harness" and run["harness"] == "mini"
+    assert ["check", "--agent", "work", "--harness", "mini", "--json"] in asked
+    assert ["run", "--agent", "work", "--harness", "mini", "--", "echo", "--not-an-option"] in asked

@@ -18,6 +18,7 @@ import socket
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import uvicorn
@@ -44,20 +45,28 @@ class ModelRelay:
     def __init__(self, provider: Provider, keys: KeyStore) -> None:
         self.provider = provider
         self.keys = keys
-        override = os.environ.get(UPSTREAM_ENV.format(name=provider.name.upper()))
-        self.upstream = (override or f"https://{provider.host}").rstrip("/")
+        # As the proxy reads it: LNK_UPSTREAM_<PROVIDER> with a path takes the provider's base path's place.
+        override = urlsplit(os.environ.get(UPSTREAM_ENV.format(name=provider.name.upper())) or "")
+        if override.scheme and override.netloc:
+            self.origin = f"{override.scheme}://{override.netloc}"
+            self.base = override.path.rstrip("/") or provider.base_path
+        else:
+            self.origin, self.base = f"https://{provider.host}", provider.base_path
         self.client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=15.0))
 
-    async def forward(self, request: Request, rest: str) -> Response:
+    async def forward(self, request: Request, path: str) -> Response:
+        """`path` is what follows /model: the provider's base path and the API's own."""
         key = self.keys.get(self.provider.name)
         if not key:
             message = f"this agent has no {self.provider.name} key: lnk agent keys set {self.provider.name}"
             return JSONResponse({"error": {"message": message, "type": "lnk"}}, status_code=401)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_FORWARDED}
         headers.update(self.provider.key_headers(key))
+        if not path.startswith(self.provider.base_path + "/"):
+            return JSONResponse({"error": {"message": f"not an address of {self.provider.host}"}}, status_code=404)
         outgoing = self.client.build_request(
             request.method,
-            f"{self.upstream}/{rest}",
+            self.origin + self.base + path.removeprefix(self.provider.base_path),
             params=request.query_params,
             headers=headers,
             content=await request.body(),
@@ -111,7 +120,7 @@ class Gateway:
         if tool is not None and await self.bridge.serve(tool, scope, receive, send):
             return
         if self.relay is not None and path.startswith("/model/"):
-            response = await self.relay.forward(Request(scope, receive), path.removeprefix("/model/"))
+            response = await self.relay.forward(Request(scope, receive), path.removeprefix("/model"))
             return await response(scope, receive, send)
         await _not_found(scope, receive, send)
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 import secrets
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from link_plugin.answers import parse_answer
 from link_plugin.channel import EndpointRef
 from link_plugin.contract import CONTRACT_VERSION, Kind
-from link_plugin.errors import ExitCode, LinkError
+from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
 from link_plugin.harness import (
     ENV_MEMORY,
@@ -32,7 +32,7 @@ from link_plugin.harness import (
 )
 from link_plugin.harness import Turns as _Turns
 from link_plugin.providers import PROVIDERS, provider_of
-from link_plugin.sandbox import TOOLS_PATH, Decision, SandboxRequest
+from link_plugin.sandbox import PROXY_PORT, TOOLS_PATH, Decision, SandboxRequest, tool_url
 from link_plugin.wire import new_endpoint_key
 from lnk import __version__, memory
 from lnk.agents import Agent, all_agents
@@ -44,9 +44,8 @@ from lnk.models import check_model, default_model, local_server, loopback_port, 
 from lnk.plugins import require
 from lnk.ports import check_free, choose_block
 from lnk.runstate import Mode, RunSpec
-from lnk.sandboxing import SANDBOX, ask_needs, grants, write_request
-from lnk.sandboxing import program as sandbox_program
-from lnk.tooldefs import ToolDef, tools_for
+from lnk.sandboxing import SANDBOX, answer_in_sandbox, ask_needs, grants
+from lnk.tooldefs import tools_for
 
 SETTINGS_FILE = ".lnk-settings.json"
 INSTALLED_FILE = ".lnk-installed"
@@ -154,14 +153,7 @@ def _step(agent: Agent, harness: Harness, command: str, env: dict[str, str], san
         cwd=str(harness.home),
         hosts=hosts,
     )
-    file = write_request(agent, request, f"setup-{command}")
-    asked = sandbox_program().run("run", ["--request", str(file)], timeout=1800.0)
-    if asked.code in (ExitCode.NOT_ANSWERED, ExitCode.USAGE):
-        return Done()
-    if asked.code != ExitCode.ANSWERED:
-        tail = "\n".join(asked.stderr.strip().splitlines()[-5:])
-        raise LinkError(f"lnk-{harness.name} {command} failed in its sandbox (exit {asked.code}).", tail or None)
-    done = parse_answer(Done, asked.stdout, source=f"lnk-{harness.name} {command}")
+    done = answer_in_sandbox(agent, request, Done, f"setup-{command}") or Done()
     if not done.ok:
         raise LinkError(f"lnk-{harness.name} {command} failed: {done.detail or 'it gave no reason'}.")
     return done
@@ -180,8 +172,9 @@ def _install_once(agent: Agent, harness: Harness, env: dict[str, str], sandboxed
     write_atomic(marker, installed, mode=0o644)
 
 
-def tool_urls(tools: list[ToolDef], gateway: str) -> dict[str, str]:
-    return {tool.name: f"{gateway}{TOOLS_PATH}{tool.name}/mcp" for tool in tools}
+def proxy_port(block: list[int]) -> int:
+    """Where a sandboxed harness's proxy answers: in its own network on Linux, the block's last port on a Mac."""
+    return block[-1] if sys.platform == "darwin" else PROXY_PORT
 
 
 def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSpec]:
@@ -227,13 +220,16 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         require(SANDBOX)
 
     secret = secrets.token_urlsafe(24)
-    gateway = f"http://127.0.0.1:{gateway_port}" + ("" if sandboxed else f"/{secret}")
+    gateway = f"http://127.0.0.1:{gateway_port}/{secret}"
     notes_writable = not (
-        sandboxed and agent.settings.memory and "instructions" in grants(agent, harness.name).read_only
+        sandboxed and agent.settings.memory and "instructions" in grants(agent, harness.name).files_read
     )
     memory_tool = memory.define(agent, notes_writable)
     tools = tools_for(agent.layout, agent.name)
-    urls = tool_urls(tools, gateway)
+    if sandboxed:
+        urls = {tool.name: tool_url(tool.name, proxy_port(block)) for tool in tools}
+    else:
+        urls = {tool.name: f"{gateway}{TOOLS_PATH}{tool.name}/mcp" for tool in tools}
     ref = model_ref(agent, model, sandboxed, gateway)
     spoken = set(channels_f.result())
     if endpoint is not None:
@@ -279,7 +275,8 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
             writes=_writes(agent, folders_f.result()),
             ports=harness_ports,
             model_port=loopback_port(ref.url) if ref.provider == "local" else None,
-            proxy_port=gateway_port,
+            tools=sorted(urls),
+            proxy_port=block[-1] if sys.platform == "darwin" else None,
         )
     spec = RunSpec(
         agent=agent.name,

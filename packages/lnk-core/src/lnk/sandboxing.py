@@ -6,20 +6,19 @@ SandboxRequest in a file) and asks it what a harness needs, in the owner's termi
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
 from link_plugin.answers import parse_answer
 from link_plugin.calls import PluginProgram
 from link_plugin.errors import ExitCode, LinkError
 from link_plugin.files import write_atomic
 from link_plugin.harness import Needs
-from link_plugin.sandbox import Check, Decision, Grants, PermissionInfo, SandboxRequest
+from link_plugin.sandbox import Check, Decision, Grants, Permissions, SandboxRequest
 from lnk.agents import Agent
 from lnk.plugins import require
 
@@ -74,20 +73,23 @@ def grants(agent: Agent, harness: str) -> Grants:
     return _answer(Grants, ["grants", "--agent", agent.name, "--harness", harness, "--json"])
 
 
-def check(agent: Agent) -> Check:
-    return _answer(Check, ["check", "--agent", agent.name, "--json"])
+def check(agent: Agent, harness: str) -> Check:
+    return _answer(Check, ["check", "--agent", agent.name, "--harness", harness, "--json"])
 
 
-def permissions() -> list[PermissionInfo]:
-    asked = program().run("permissions", ["--json"])
+def permissions() -> Permissions:
+    return _answer(Permissions, ["permissions", "--json"])
+
+
+def answer_in_sandbox(agent: Agent, request: SandboxRequest, model: type[M], label: str) -> M | None:
+    """Run an adapter's command in the sandbox and read its answer; None when it doesn't answer it."""
+    file = write_request(agent, request, label)
+    asked = program().run("run", ["--request", str(file)], timeout=1800.0)
+    if asked.code in (ExitCode.NOT_ANSWERED, ExitCode.USAGE):
+        return None
     if asked.code != ExitCode.ANSWERED:
-        raise _failed(["permissions"], asked.code, asked.stderr)
-    try:
-        data = json.loads(asked.stdout)
-    except ValueError as exc:
-        raise LinkError("lnk-sandbox permissions answered something that is not JSON.") from exc
-    listed = data.get("permissions", []) if isinstance(data, dict) else data
-    return TypeAdapter(list[PermissionInfo]).validate_python(listed)
+        raise _failed([*request.argv[-1:], "in its sandbox"], asked.code, asked.stderr)
+    return parse_answer(model, asked.stdout, source=" ".join(Path(a).name for a in request.argv))
 
 
 def change(args: list[str]) -> None:

@@ -33,7 +33,7 @@ from lnk.harnesses import clean_env
 from lnk.known import channel_executable
 from lnk.plugins import require
 from lnk.runstate import Child, PartState, RunSpec, read_spec, read_state, write_state
-from lnk.sandboxing import run_argv, write_request
+from lnk.sandboxing import answer_in_sandbox, run_argv, write_request
 from lnk.tooldefs import ToolDef
 
 if TYPE_CHECKING:
@@ -252,11 +252,28 @@ class Supervisor:
         writer.close()
         return True
 
+    def _health(self) -> Health:
+        """The adapter's `health`: in the sandbox (no network, only the agent's ports) when the harness is."""
+        spec = self.spec
+        if spec.sandboxed:
+            request = SandboxRequest(
+                agent=self.agent.name,
+                mode="health",
+                harness=spec.harness,
+                argv=[spec.adapter, "health"],
+                env=spec.env,
+                cwd=spec.harness_home,
+                ports=spec.ports[:-1],
+            )
+            answered = answer_in_sandbox(self.agent, request, Health, "health")
+            return answered or Health(ok=None)
+        program = PluginProgram(spec.adapter, env=clean_env(Path(spec.harness_home)), timeout=10.0)
+        return program.ask_as(Health, Kind.HARNESS, "health", (), env=spec.env)
+
     async def _adapter_healthy(self) -> bool:
         spec = self.spec
-        program = PluginProgram(spec.adapter, env=clean_env(Path(spec.harness_home)), timeout=10.0)
         try:
-            health = await asyncio.to_thread(program.ask_as, Health, Kind.HARNESS, "health", (), env=spec.env)
+            health = await asyncio.to_thread(self._health)
         except LinkError:
             return False
         if health.ok is None:

@@ -30,7 +30,7 @@ def _notes_writable(found: Agent) -> bool:
         require(SANDBOX)
     except LinkError:
         return True
-    return "instructions" not in grants(found, found.settings.harness or DEFAULT_HARNESS).read_only
+    return "instructions" not in grants(found, found.settings.harness or DEFAULT_HARNESS).files_read
 
 
 def _use(engine: str, name: str) -> None:

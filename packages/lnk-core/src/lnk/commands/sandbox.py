@@ -10,7 +10,6 @@ import typer
 from rich.table import Table
 
 from link_plugin.errors import LinkError
-from link_plugin.sandbox import SandboxRequest
 from lnk import sandboxing
 from lnk.agents import DEFAULT_AGENT
 from lnk.commands.common import JsonOpt, agent, emit, layout, out, say
@@ -38,10 +37,10 @@ def permissions(as_json: JsonOpt = False) -> None:
     """This machine's permissions, each as it works here."""
     found = sandboxing.permissions()
     if as_json:
-        emit([p.model_dump(mode="json") for p in found])
+        emit(found.model_dump(mode="json"))
         return
-    table = Table("permission", "by default", "what it opens")
-    for p in found:
+    table = Table("permission", "by default", f"what it opens ({found.os})")
+    for p in found.permissions:
         table.add_row(p.name, "on" if p.on_by_default else "off", p.what)
     out.print(table)
 
@@ -60,26 +59,15 @@ def run(
     """Run a command as the agent's harness would: under its policy, with a proxy of its own."""
     found = agent(name)
     chosen = harness_of(found, harness)
-    request = SandboxRequest(
-        agent=found.name,
-        mode="harness",
-        harness=chosen.name,
-        argv=command,
-        env={"HOME": str(chosen.home)},
-        cwd=str(chosen.home),
-        ports=found.settings.ports[:-1],
-    )
-    chosen.home.mkdir(parents=True, exist_ok=True)
-    argv = sandboxing.run_argv(sandboxing.write_request(found, request, "run"))
+    argv = [sandboxing.program().executable, "run", "--agent", found.name, "--harness", chosen.name, "--", *command]
     raise typer.Exit(subprocess.call(argv))
 
 
 @harness_app.command()
 def check(harness: Annotated[str, typer.Argument()], name: AgentOpt = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
-    """Try each permission from inside the sandbox and say what is open."""
+    """Try each permission from inside a sandbox built as the harness's is, and say what is open."""
     found = agent(name)
-    harness_of(found, harness)
-    result = sandboxing.check(found)
+    result = sandboxing.check(found, harness_of(found, harness).name)
     if as_json:
         emit(result.model_dump(mode="json"))
         return
