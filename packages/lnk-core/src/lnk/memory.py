@@ -30,6 +30,7 @@ from lnk.known import MEMORIES
 from lnk.machine import load_machine
 from lnk.models import configured_server, loopback_port
 from lnk.plugins import plugin_for
+from lnk.sandboxing import program_reads
 from lnk.tooldefs import ToolDef, find_tool, remove_tool, save_tool
 
 
@@ -100,7 +101,6 @@ def define(agent: Agent, notes_writable: bool, force: bool = False) -> ToolDef |
             "An engine writes only the notes file LNK_NOTES names, and none when it names none.",
         )
     folder = agent.folder
-    program_dir = str(Path(program.path or program.executable).resolve().parent)
     tool = ToolDef(
         name=tool_name(agent),
         argv=answer.argv,
@@ -108,7 +108,7 @@ def define(agent: Agent, notes_writable: bool, force: bool = False) -> ToolDef |
         no_ask=answer.no_ask,
         agents=[agent.name],
         sandboxed=True,
-        reads=[str(folder.home), str(folder.chats), program_dir],
+        reads=[str(folder.home), str(folder.chats), *program_reads([program.path or program.executable, *answer.argv])],
         writes=[str(state), *answer.writes],
         model_port=loopback_port(context[ENV_MODEL_SERVER]) if ENV_MODEL_SERVER in context else None,
         stamp=stamp,

@@ -44,7 +44,7 @@ from lnk.models import check_model, default_model, local_server, loopback_port, 
 from lnk.plugins import require
 from lnk.ports import check_free, choose_block
 from lnk.runstate import Mode, RunSpec
-from lnk.sandboxing import SANDBOX, answer_in_sandbox, ask_needs, grants
+from lnk.sandboxing import SANDBOX, answer_in_sandbox, ask_needs, grants, program_reads
 from lnk.tooldefs import tools_for
 
 SETTINGS_FILE = ".lnk-settings.json"
@@ -151,6 +151,7 @@ def _step(agent: Agent, harness: Harness, command: str, env: dict[str, str], san
         argv=[harness.path, command],
         env=env,
         cwd=str(harness.home),
+        reads=program_reads([harness.path]),
         hosts=hosts,
     )
     done = answer_in_sandbox(agent, request, Done, f"setup-{command}") or Done()
@@ -273,6 +274,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
             env=run_env,
             cwd=cwd,
             writes=_writes(agent, folders_f.result()),
+            reads=program_reads(start.argv),
             ports=harness_ports,
             model_port=loopback_port(ref.url) if ref.provider == "local" else None,
             tools=sorted(urls),

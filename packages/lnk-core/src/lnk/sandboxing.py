@@ -6,7 +6,9 @@ SandboxRequest in a file) and asks it what a harness needs, in the owner's termi
 
 from __future__ import annotations
 
+import os
 import secrets
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -41,6 +43,16 @@ def _answer(model: type[M], args: list[str], *, interactive: bool = False) -> M:
     if asked.code != ExitCode.ANSWERED:
         raise _failed(args, asked.code, asked.stderr)
     return parse_answer(model, asked.stdout, source=f"lnk-sandbox {args[0]}")
+
+
+def program_reads(argv: Sequence[str]) -> list[str]:
+    """What a sandbox running a plugin's program reads of it: the folders of the files its command
+    names (its program, its script), and the Python lnk runs on with what it imports from (lnk's
+    own environment, where every plugin lnk installed lives). Code only: never a key or a setting."""
+    named = {str(Path(arg).parent) for arg in argv if Path(arg).is_absolute() and Path(arg).is_file()}
+    here = os.getcwd()
+    imports = {p for p in sys.path if p and p != here and Path(p).is_absolute() and Path(p).is_dir()}
+    return sorted(named | imports | {sys.prefix, sys.base_prefix})
 
 
 def write_request(agent: Agent, request: SandboxRequest, label: str) -> Path:

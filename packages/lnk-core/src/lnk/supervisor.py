@@ -33,7 +33,7 @@ from lnk.harnesses import clean_env
 from lnk.known import channel_executable
 from lnk.plugins import require
 from lnk.runstate import Child, PartState, RunSpec, read_spec, read_state, write_state
-from lnk.sandboxing import answer_in_sandbox, run_argv, write_request
+from lnk.sandboxing import answer_in_sandbox, program_reads, run_argv, write_request
 from lnk.tooldefs import ToolDef
 
 if TYPE_CHECKING:
@@ -263,6 +263,7 @@ class Supervisor:
                 argv=[spec.adapter, "health"],
                 env=spec.env,
                 cwd=spec.harness_home,
+                reads=program_reads([spec.adapter]),
                 ports=spec.ports[:-1],
             )
             answered = answer_in_sandbox(self.agent, request, Health, "health")
