@@ -65,12 +65,17 @@ def test_status_and_list_say_how_each_agent_is(world: World) -> None:
 
 def test_every_agent_but_main_gets_its_own_block_from_20000(world: World) -> None:
     world.start("one")
-    world.start("two", harness="wide")
-    one, two = world.agent("one").settings.ports, world.agent("two").settings.ports
-    assert len(one) == 2 and len(two) == 4  # the harness's ports and one more
-    assert min(one) >= 20000 and min(two) >= 20000
-    assert not set(one) & set(two)
-    assert world.harness_settings("two").ports == two[:3]
+    first = world.agent("one").settings.ports
+    assert len(first) == 2 and min(first) >= 20000  # the harness's one port, and one more
+    world.lnk("agent", "stop", "one")
+    world.lnk("agent", "use", "wide", "one")
+    world.lnk("agent", "start", "one", "--no-sandbox")
+    grown = world.agent("one").settings.ports
+    assert grown == list(range(first[0], first[0] + 4))  # a harness taking 3: grown at the same first port
+    assert world.harness_settings("one").ports == grown[:3]
+    world.start("two")
+    two = world.agent("two").settings.ports
+    assert len(two) == 2 and min(two) >= 20000 and not set(grown) & set(two)
 
 
 def test_a_crashed_harness_is_started_again_and_stop_ends_everything(world: World) -> None:

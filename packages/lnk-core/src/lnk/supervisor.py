@@ -19,8 +19,9 @@ from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from link_plugin import wire
 from link_plugin.calls import PluginProgram
-from link_plugin.channel import BridgeSpec
+from link_plugin.channel import BridgeSpec, EndpointRef
 from link_plugin.contract import CONTRACT_VERSION, Kind
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef, Health
@@ -232,7 +233,7 @@ class Supervisor:
         next_health = 0.0
         while process.returncode is None and time.monotonic() < deadline and not self.stopping.is_set():
             if self.spec.endpoint is not None:
-                if await self._connects(self.spec.endpoint.url):
+                if await self._endpoint_answers(self.spec.endpoint):
                     return True
             elif time.monotonic() >= next_health:
                 next_health = time.monotonic() + 1.0
@@ -240,6 +241,30 @@ class Supervisor:
                     return True
             await self.pause(0.1)
         return False
+
+    async def _endpoint_answers(self, endpoint: EndpointRef) -> bool:
+        """The harness answers on its endpoint, and it is ours: it proves it holds the key (when it
+        answers the proof), or at least answers HTTP. A port published before the harness listens
+        takes a connection and answers nothing, so a connection alone doesn't count."""
+        import httpx
+
+        challenge = wire.new_challenge()
+        headers = {wire.AGENT: self.agent.name, wire.AGENT_ID: self.agent.id}
+        try:
+            async with httpx.AsyncClient(timeout=2.0) as client:
+                if not endpoint.proof:
+                    await client.get(endpoint.url.rstrip("/") + "/models")
+                    return True
+                origin = endpoint.url.split("/", 3)[:3]
+                sent = await client.post(
+                    "/".join(origin) + wire.PROOF_PATH, json={"challenge": challenge}, headers=headers
+                )
+        except httpx.HTTPError:
+            return False
+        try:
+            return sent.status_code == 200 and wire.proof_holds(endpoint.key, challenge, sent.json()["proof"])
+        except (ValueError, KeyError, TypeError):
+            return False
 
     async def _connects(self, url: str) -> bool:
         from urllib.parse import urlsplit
