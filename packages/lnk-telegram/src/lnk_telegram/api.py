@@ -25,20 +25,25 @@ LIMIT = 4096
 
 _CONNECTIONS = 32
 """Answers stream side by side, each editing its own message."""
+TIMEOUT = 15.0
+"""Seconds to wait for Telegram's answer to a call; a call timed out is retried."""
+
+# retry_after as a timedelta, the library's coming default, rather than a deprecated int.
+os.environ.setdefault("PTB_TIMEDELTA", "1")
 
 
 def api_base() -> str:
     return os.environ.get(ENV_API, DEFAULT_API).rstrip("/")
 
 
-def make_bot(token: str) -> Bot:
+def make_bot(token: str, *, timeout: float = TIMEOUT) -> Bot:
     base = api_base()
     return Bot(
         token,
         base_url=f"{base}/bot",
         base_file_url=f"{base}/file/bot",
-        request=HTTPXRequest(connection_pool_size=_CONNECTIONS, read_timeout=15.0, pool_timeout=30.0),
-        get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=10.0),
+        request=HTTPXRequest(connection_pool_size=_CONNECTIONS, read_timeout=timeout, pool_timeout=30.0),
+        get_updates_request=HTTPXRequest(connection_pool_size=2, read_timeout=timeout),
     )
 
 

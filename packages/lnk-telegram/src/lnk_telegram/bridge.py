@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import traceback
-from collections.abc import Coroutine
-from typing import Any
-
 from telegram import Update, User
 from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter
 
@@ -22,11 +19,12 @@ from link_plugin.bridge.carry import PACE, Carrier, Pace
 from link_plugin.bridge.recovery import PROBE, Recovery
 from link_plugin.bridge.rules import answered
 from link_plugin.bridge.split import utf16_length
+from link_plugin.bridge.tasks import Tasks
 from link_plugin.channel import BridgeSpec
 from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
-from lnk_telegram.api import LIMIT, make_bot, seconds
+from lnk_telegram.api import LIMIT, TIMEOUT, make_bot, seconds
 from lnk_telegram.chat import TelegramChat
 from lnk_telegram.messages import EDITED, UNSUPPORTED, read
 from lnk_telegram.section import SECRET, Section
@@ -43,7 +41,9 @@ _REVOKED = LinkError(
 
 
 class TelegramBridge:
-    def __init__(self, spec: BridgeSpec, *, pace: Pace = PACE, poll: int = POLL, probe: float = PROBE) -> None:
+    def __init__(
+        self, spec: BridgeSpec, *, pace: Pace = PACE, poll: int = POLL, probe: float = PROBE, timeout: float = TIMEOUT
+    ) -> None:
         token = spec.secrets.get(SECRET)
         if not token:
             raise LinkError(
@@ -51,7 +51,7 @@ class TelegramBridge:
                 "Run `lnk agent connect telegram`: Link keeps the token and hands it to the bridge.",
             )
         self._owner = str(Section.read(spec.section).owner)
-        self._bot = make_bot(token)
+        self._bot = make_bot(token, timeout=timeout)
         self._poll = poll
         client = EndpointClient(spec.endpoint, spec.agent)
         self._recovery = Recovery(client, CHANNEL, self._deliver, say, probe=probe)
@@ -59,21 +59,18 @@ class TelegramBridge:
             client, self._recovery, CHANNEL, say, limit=LIMIT, measure=utf16_length, steered=spec.steered, pace=pace
         )
         self._ready = asyncio.Event()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = Tasks()
 
     async def run(self) -> None:
         """Carry until cancelled; ends with a LinkError when Telegram refuses the token."""
-        recovery = asyncio.create_task(self._recovery.run())
+        self._tasks.spawn(self._recovery.run())
         try:
             me = await self._reach_telegram()
             self._ready.set()
             say(f"carrying @{me.username} for the agent")
             await self._read_updates(me)
         finally:
-            recovery.cancel()
-            for task in [recovery, *self._tasks]:
-                task.cancel()
-            await asyncio.gather(recovery, *self._tasks, return_exceptions=True)
+            await self._tasks.stop()
             await self._bot.shutdown()
 
     async def _reach_telegram(self) -> User:
@@ -119,12 +116,7 @@ class TelegramBridge:
             conflicted = False
             for update in updates:
                 offset = update.update_id + 1
-                self._spawn(self._handle(update, me))
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+                self._tasks.spawn(self._handle(update, me))
 
     async def _handle(self, update: Update, me: User) -> None:
         """One update; whatever goes wrong is logged and never stops the bridge."""

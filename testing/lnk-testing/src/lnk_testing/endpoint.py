@@ -46,7 +46,8 @@ class Answer:
     hold: threading.Event | None = None
     """The answer waits for this before its first piece."""
     crash_after: int | None = None
-    """Break the connection after this many pieces, as a harness that died mid-answer."""
+    """Break the connection after this many pieces, as a harness that died mid-answer; the whole
+    answer is then kept for recovery, as the harness finishing the turn after its restart would."""
 
 
 @dataclass
@@ -74,6 +75,8 @@ class ScriptedHarness:
         self.script: Callable[[str], Answer] = echo
         self.received: list[Received] = []
         self.proofs = 0
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        """Every request's path and headers, proofs included."""
         self.confirmed: list[str] = []
         self._recover_asks = 0
         self.first_piece_at: list[float] = []
@@ -139,7 +142,17 @@ class ScriptedHarness:
         given = request.headers.get("authorization", "").removeprefix("Bearer ")
         return hmac.compare_digest(given.encode(), self.key.encode())
 
+    def _note(self, request: Request) -> None:
+        with self._lock:
+            self.requests.append((request.url.path, dict(request.headers)))
+
+    def saw_key(self) -> bool:
+        """Whether any request carried the endpoint key."""
+        with self._lock:
+            return any(self.key in json.dumps(headers) for _, headers in self.requests)
+
     async def _proof(self, request: Request) -> Response:
+        self._note(request)
         with self._lock:
             self.proofs += 1
         if not self._ours(request):
@@ -149,6 +162,7 @@ class ScriptedHarness:
         return JSONResponse({"proof": proof})
 
     async def _chat(self, request: Request) -> Response:
+        self._note(request)
         if not self._keyed(request):
             return JSONResponse({"error": "the endpoint key is required"}, status_code=401)
         if not self._ours(request):
@@ -174,6 +188,7 @@ class ScriptedHarness:
                     await asyncio.sleep(0.01)
             for index, piece in enumerate(answer.pieces):
                 if answer.crash_after is not None and index >= answer.crash_after:
+                    self.keep(thread, "".join(answer.pieces))
                     raise ConnectionAbortedError("the stand-in harness died mid-answer")
                 if answer.delay:
                     await asyncio.sleep(answer.delay)
@@ -192,6 +207,7 @@ class ScriptedHarness:
                     del self._running[thread]
 
     async def _recover(self, request: Request) -> Response:
+        self._note(request)
         if not self._keyed(request):
             return JSONResponse({"error": "the endpoint key is required"}, status_code=401)
         if request.method == "POST":

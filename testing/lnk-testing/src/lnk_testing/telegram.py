@@ -171,6 +171,11 @@ class FakeTelegram:
 
     # -- what tests inject ---------------------------------------------------------------------
 
+    def meet(self, user: User) -> None:
+        """`user` has talked to the bot before, so the bot may write to them first."""
+        with self._lock:
+            self._chats[user.id] = {"id": user.id, "type": "private", "first_name": user.first_name}
+
     def private(self, user: User, text: str | None = None, **fields: Any) -> int:
         """A message from `user` in their private chat with the bot; its message id."""
         chat = {"id": user.id, "type": "private", "first_name": user.first_name}

@@ -2,7 +2,7 @@
 channel's limit, its final text shown exactly once.
 
 Edits go out at most once per `interval` (Telegram, Slack and Discord all throttle faster ones),
-the first as soon as the first words arrive. Where a message ends is decided once, when the text
+the first as soon as the first words arrive, the last at the same pace. Where a message ends is decided once, when the text
 outgrows it, so a message never changes boundary. Every call is retried through flood control
 and network errors; a retry shows the latest text, so a wait never leaves an old one behind,
 and what is already shown is never sent again.
@@ -78,16 +78,16 @@ class StreamedAnswer:
             self._pusher = asyncio.create_task(self._push_while_written())
 
     async def finish(self, note: str = "") -> list[Shown]:
-        """Show the whole answer (with `note` after it) and wait until every message holds its final
-        text. Raises when the channel stayed unreachable past `give_up`."""
+        """Show the whole answer (with `note` after it), at the same pace, and wait until every
+        message holds its final text. Raises when the channel stayed unreachable past `give_up`."""
         if note:
             self._text = f"{self._text.rstrip()}\n\n{note}" if self._text.strip() else note
             self._plan()
         self._finished.set()
         self._changed.set()
-        if self._pusher is not None:
-            await self._pusher
-        await retrying(self._show, give_up=self._give_up)
+        if self._pusher is None:
+            self._pusher = asyncio.create_task(self._push_while_written())
+        await self._pusher
         return self.shown
 
     def _plan(self) -> None:
@@ -119,14 +119,14 @@ class StreamedAnswer:
 
     async def _push_while_written(self) -> None:
         last = float("-inf")
-        while not self._finished.is_set():
+        while True:
             await self._changed.wait()
             wait = last + self._interval - time.monotonic()
             if wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._finished.wait(), wait)
-            if self._finished.is_set():
-                return
+                await asyncio.sleep(wait)
             self._changed.clear()
+            final = self._finished.is_set()
             await retrying(self._show, give_up=self._give_up)
             last = time.monotonic()
+            if final:
+                return
