@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +21,9 @@ from lnk_telegram.api import ENV_API
 from lnk_telegram.bridge import TelegramBridge
 from lnk_testing.endpoint import AGENT, ScriptedHarness
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
+
+# The package's executables (lnk-telegram) sit beside the interpreter running the tests.
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 OWNER = User(id=5550001, first_name="Olive", username="olive")
 STRANGER = User(id=5550666, first_name="Sam", username="sam")
@@ -89,7 +95,9 @@ def bridge(harness: ScriptedHarness, telegram: FakeTelegram) -> Iterator[Callabl
     started: list[Running] = []
 
     def start(bridge_spec: BridgeSpec | None = None, pace: Pace = FAST, **kwargs: Any) -> Running:
-        running = Running(TelegramBridge(bridge_spec or spec(harness), pace=pace, poll=1, probe=0.2, timeout=2.0, **kwargs))
+        running = Running(
+            TelegramBridge(bridge_spec or spec(harness), pace=pace, poll=1, probe=0.2, timeout=2.0, **kwargs)
+        )
         started.append(running)
         return running
 
