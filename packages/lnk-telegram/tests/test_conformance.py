@@ -20,7 +20,8 @@ class TestTelegram(ChannelConformance):
     bridge_env: ClassVar[dict[str, str]] = {}
 
     @pytest.fixture(autouse=True, scope="class")
-    def _telegram(self) -> Iterator[None]:
+    @classmethod
+    def _telegram(cls) -> Iterator[None]:
         with FakeTelegram() as telegram:
-            type(self).bridge_env = {ENV_API: telegram.origin}
+            cls.bridge_env = {ENV_API: telegram.origin}
             yield

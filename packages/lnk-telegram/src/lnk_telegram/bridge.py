@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+
 from telegram import Update, User
 from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter
 

@@ -2,16 +2,15 @@
 channel's limit, its final text shown exactly once.
 
 Edits go out at most once per `interval` (Telegram, Slack and Discord all throttle faster ones),
-the first as soon as the first words arrive, the last at the same pace. Where a message ends is decided once, when the text
-outgrows it, so a message never changes boundary. Every call is retried through flood control
-and network errors; a retry shows the latest text, so a wait never leaves an old one behind,
-and what is already shown is never sent again.
+the first as soon as the first words arrive, the last at the same pace. Where a message ends is
+decided once, when the text outgrows it, so a message never changes boundary. Every call is
+retried through flood control and network errors; a retry shows the latest text, so a wait
+never leaves an old one behind, and what is already shown is never sent again.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from dataclasses import dataclass
 from typing import Protocol
