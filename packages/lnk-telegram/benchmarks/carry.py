@@ -14,10 +14,8 @@ a second), and prints:
 
 from __future__ import annotations
 
-import asyncio
 import os
 import statistics
-import threading
 import time
 
 from link_plugin import wire
@@ -26,6 +24,7 @@ from link_plugin.channel import BridgeSpec
 from link_plugin.contract import CONTRACT_VERSION
 from lnk_telegram.api import ENV_API
 from lnk_telegram.bridge import TelegramBridge
+from lnk_testing.background import Background
 from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
 
@@ -34,7 +33,7 @@ TELEGRAM_LIMIT = 30.0
 """Messages a second Telegram lets one bot send (its documented broadcast limit)."""
 
 
-def start_bridge(harness: ScriptedHarness) -> tuple[threading.Thread, asyncio.AbstractEventLoop, list[asyncio.Task[None]]]:
+def start_bridge(harness: ScriptedHarness) -> Background:
     spec = BridgeSpec(
         contract=CONTRACT_VERSION,
         agent=AGENT,
@@ -42,22 +41,7 @@ def start_bridge(harness: ScriptedHarness) -> tuple[threading.Thread, asyncio.Ab
         section={"owner": OWNER.id},
         secrets={"bot-token": TOKEN},
     )
-    loop = asyncio.new_event_loop()
-    tasks: list[asyncio.Task[None]] = []
-
-    def run() -> None:
-        async def main() -> None:
-            tasks.append(asyncio.current_task())  # type: ignore[arg-type]
-            await TelegramBridge(spec, poll=5).run()
-
-        try:
-            loop.run_until_complete(main())
-        except asyncio.CancelledError:
-            pass
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, loop, tasks
+    return Background(TelegramBridge(spec, poll=5).run)
 
 
 def wait(condition: object, timeout: float = 120.0) -> None:
@@ -73,7 +57,7 @@ def latency(telegram: FakeTelegram, harness: ScriptedHarness, runs: int = 30) ->
     gaps = []
     for i in range(runs):
         telegram.private(OWNER, f"question {i}")
-        wait(lambda: len(telegram.texts(OWNER.id)) == i + 1 and telegram.texts(OWNER.id)[-1].endswith("more"))
+        wait(lambda n=i + 1: len(telegram.texts(OWNER.id)) == n and telegram.texts(OWNER.id)[-1].endswith("more"))
         shown = telegram.messages(OWNER.id)[-1].history[0][0]
         gaps.append(shown - harness.first_piece_at[-1])
     return gaps
@@ -94,13 +78,12 @@ def main() -> None:
         os.environ[ENV_API] = telegram.origin
         telegram.meet(OWNER)
         harness = ScriptedHarness(wire.new_endpoint_key()).start()
-        thread, loop, tasks = start_bridge(harness)
+        bridge = start_bridge(harness)
         try:
             gaps = latency(telegram, harness)
             rate = throughput(telegram, harness)
         finally:
-            loop.call_soon_threadsafe(tasks[0].cancel)
-            thread.join(10)
+            bridge.stop()
             harness.stop()
     median = statistics.median(gaps)
     p95 = sorted(gaps)[int(len(gaps) * 0.95) - 1]

@@ -6,14 +6,15 @@ import json
 import threading
 from collections.abc import Callable
 
-from conftest import FAST, OWNER, STRANGER, Running, spec
+from conftest import FAST, OWNER, STRANGER, spec
 
 from link_plugin.bridge.carry import INTERRUPTED, Pace
 from lnk_telegram.messages import EDITED, UNSUPPORTED
+from lnk_testing.background import Background
 from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
 from lnk_testing.telegram import FakeTelegram, utf16
 
-Start = Callable[..., Running]
+Start = Callable[..., Background]
 
 
 def test_the_owners_message_is_carried_with_the_headers_and_answered(

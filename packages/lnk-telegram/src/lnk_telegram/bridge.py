@@ -18,6 +18,7 @@ from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter
 
 from link_plugin.bridge.carry import PACE, Carrier, Pace
 from link_plugin.bridge.recovery import PROBE, Recovery
+from link_plugin.bridge.retry import Backoff
 from link_plugin.bridge.rules import answered
 from link_plugin.bridge.split import utf16_length
 from link_plugin.bridge.tasks import Tasks
@@ -75,8 +76,7 @@ class TelegramBridge:
             await self._bot.shutdown()
 
     async def _reach_telegram(self) -> User:
-        backoff = 0.5
-        said = False
+        backoff = Backoff(0.5, 30.0)
         while True:
             try:
                 await self._bot.initialize()
@@ -84,15 +84,13 @@ class TelegramBridge:
             except InvalidToken:
                 raise _REVOKED from None
             except NetworkError as exc:
-                if not said:
+                if backoff.delay == 0.5:
                     say(f"Telegram can't be reached ({exc.message}); trying again")
-                    said = True
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, 30.0)
+            await backoff.wait()
 
     async def _read_updates(self, me: User) -> None:
         offset: int | None = None
-        backoff = 0.5
+        backoff = Backoff(0.5, 30.0)
         conflicted = False
         while True:
             try:
@@ -103,17 +101,15 @@ class TelegramBridge:
                 if not conflicted:
                     say(f"another program reads this bot's messages ({exc.message}); Telegram gives them to one")
                     conflicted = True
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
+                await backoff.wait()
                 continue
             except RetryAfter as exc:
                 await asyncio.sleep(seconds(exc.retry_after))
                 continue
             except NetworkError:
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 30.0)
+                await backoff.wait()
                 continue
-            backoff = 0.5
+            backoff.reset()
             conflicted = False
             for update in updates:
                 offset = update.update_id + 1

@@ -30,10 +30,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from link_conformance.serving import Served
 from link_plugin import wire
 from link_plugin.channel import EndpointRef
 from link_plugin.harness import AgentRef
+from lnk_testing.serving import Restartable
 
 AGENT = AgentRef(name="main", id="tstagent0001", owner="tester@here")
 
@@ -67,7 +67,7 @@ class _Running:
     steers: list[str] = field(default_factory=list)
 
 
-class ScriptedHarness:
+class ScriptedHarness(Restartable):
     def __init__(self, key: str, *, agent: AgentRef = AGENT, honest: bool = True, port: int = 0) -> None:
         self.key = key
         self.agent = agent
@@ -85,8 +85,7 @@ class ScriptedHarness:
         self._running: dict[str, _Running] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._port = port
-        self._served: Served | None = None
+        super().__init__(port)
 
     @property
     def url(self) -> str:
@@ -96,22 +95,17 @@ class ScriptedHarness:
     def ref(self) -> EndpointRef:
         return EndpointRef(url=self.url, key=self.key)
 
-    def start(self) -> ScriptedHarness:
-        app = Starlette(
+    def app(self) -> Starlette:
+        return Starlette(
             routes=[
                 Route(wire.PROOF_PATH, self._proof, methods=["POST"]),
                 Route("/v1/chat/completions", self._chat, methods=["POST"]),
                 Route(wire.RECOVER_PATH, self._recover, methods=["GET", "POST"]),
             ]
         )
-        self._served = Served(app, port=self._port).start()
-        self._port = self._served.port
-        return self
 
     def stop(self) -> None:
-        if self._served is not None:
-            self._served.stop()
-            self._served = None
+        super().stop()
         with self._lock:
             self._running.clear()
 

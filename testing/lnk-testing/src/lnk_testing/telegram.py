@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from link_conformance.serving import Served
+from lnk_testing.serving import Restartable
 
 TOKEN = "123456789:AAF-lnk-testing-token-0123456789abcd"
 LIMIT = 4096
@@ -98,7 +98,7 @@ def utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-class FakeTelegram:
+class FakeTelegram(Restartable):
     def __init__(self, token: str = TOKEN, *, username: str = "lnk_test_bot", port: int = 0) -> None:
         self.token = token
         self.bot = {
@@ -124,8 +124,8 @@ class FakeTelegram:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._arrived: asyncio.Event | None = None
-        self._port = port
-        self._served: Served | None = None
+        super().__init__(port)
+        self._closing = False
 
     # -- serving -------------------------------------------------------------------------------
 
@@ -152,19 +152,16 @@ class FakeTelegram:
         """What `LNK_TELEGRAM_API` takes: the bridge adds `/bot<token>/<method>`."""
         return f"http://127.0.0.1:{self._port}"
 
-    def start(self) -> FakeTelegram:
-        self._served = Served(self.app(), port=self._port).start()
-        self._port = self._served.port
-        return self
-
     def stop(self) -> None:
-        """Stop answering (connections are refused) until `start` again on the same port."""
-        if self._served is not None:
-            self._served.stop()
-            self._served = None
+        """Stop answering (connections are refused) until `start` again; long polls end first."""
+        self._closing = True
+        self._wake()
+        super().stop()
+        self._closing = False
 
     def __enter__(self) -> FakeTelegram:
-        return self.start()
+        self.start()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -365,7 +362,7 @@ class FakeTelegram:
                     raise _ApiError(409, CONFLICT)
                 batch = [u for u in self._updates if allowed is None or any(k in u for k in allowed)][:limit]
             remaining = deadline - time.monotonic()
-            if batch or remaining <= 0 or arrived is None:
+            if batch or remaining <= 0 or arrived is None or self._closing:
                 return batch
             with suppress(TimeoutError):
                 await asyncio.wait_for(arrived.wait(), remaining)

@@ -30,6 +30,26 @@ class Interrupted(Exception):
     """The call could not reach the service: calling again is safe."""
 
 
+class Backoff:
+    """Waits that double from `first` up to `most`, back to `first` after a success."""
+
+    def __init__(self, first: float = 0.25, most: float = 8.0) -> None:
+        self._first = first
+        self._most = most
+        self.delay = first
+
+    def next(self) -> float:
+        delay = self.delay
+        self.delay = min(delay * 2, self._most)
+        return delay
+
+    async def wait(self) -> None:
+        await asyncio.sleep(self.next())
+
+    def reset(self) -> None:
+        self.delay = self._first
+
+
 async def retrying(
     call: Callable[[], Awaitable[T]],
     *,
@@ -39,15 +59,14 @@ async def retrying(
 ) -> T:
     """Run `call` until it succeeds, waiting as the service asks or backing off on network errors."""
     deadline = time.monotonic() + give_up
-    backoff = first_backoff
+    backoff = Backoff(first_backoff, max_backoff)
     while True:
         try:
             return await call()
         except RetryLater as exc:
             wait = exc.after
         except Interrupted:
-            wait = backoff
-            backoff = min(backoff * 2, max_backoff)
+            wait = backoff.next()
         if time.monotonic() + wait > deadline:
             raise TimeoutError(f"gave up after {give_up:.0f} s of flood control and network errors")
         await asyncio.sleep(wait)
