@@ -58,9 +58,8 @@ def bridge(harness: ScriptedHarness, telegram: FakeTelegram) -> Iterator[Callabl
     started: list[Background] = []
 
     def start(bridge_spec: BridgeSpec | None = None, pace: Pace = FAST, **kwargs: Any) -> Background:
-        running = Background(
-            TelegramBridge(bridge_spec or spec(harness), pace=pace, poll=1, probe=0.2, timeout=2.0, **kwargs)
-        )
+        made = TelegramBridge(bridge_spec or spec(harness), pace=pace, poll=1, probe=0.2, timeout=2.0, **kwargs)
+        running = Background(made.run)
         started.append(running)
         return running
 
