@@ -474,7 +474,7 @@ def main() -> None:
     parser.add_argument("--username", default="lnk_test_bot")
     args = parser.parse_args()
     fake = FakeTelegram(args.token, username=args.username, port=args.port)
-    uvicorn.run(fake.app(), host="127.0.0.1", port=args.port, log_level="warning")
+    uvicorn.run(fake.app(), host="127.0.0.1", port=args.port, log_level="warning", timeout_graceful_shutdown=1)
 
 
 if __name__ == "__main__":
