@@ -70,8 +70,9 @@ def test_edits_come_about_once_a_second_by_default(
     (message,) = telegram.messages(OWNER.id)
     times = [at for at, _ in message.history]
     gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-    assert all(gap >= 0.95 for gap in gaps[:-1]), gaps
-    assert 3 <= len(message.history) <= 6, f"about one edit a second over ~3 s: {gaps}"
+    assert all(gap >= 0.95 for gap in gaps), f"never faster than once a second: {gaps}"
+    assert len(gaps) >= 2, "shown while written"
+    assert max(gaps) < 1.6, f"and not much slower, while words keep coming: {gaps}"
 
 
 def test_a_long_answer_is_split_past_4096_on_paragraphs(

@@ -30,22 +30,24 @@ BOT = identity(int(TOKEN.split(":")[0]))
 class Pairing:
     """connect running in a thread, as in the owner's terminal; `said` is what the terminal shows."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, *, token: str = TOKEN, **kwargs: object) -> None:
+    def __init__(
+        self, monkeypatch: pytest.MonkeyPatch, *, token: str = TOKEN, probe: int = 1, **kwargs: object
+    ) -> None:
         self.said: list[str] = []
         self.result: Connected | None = None
         self.error: LinkError | None = None
         monkeypatch.setattr(connecting, "say", self.said.append)
-        self._thread = threading.Thread(target=self._run, args=(token, kwargs), daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(token, {"probe": probe, **kwargs}), daemon=True)
         self._thread.start()
 
     def _run(self, token: str, kwargs: dict[str, object]) -> None:
         try:
-            self.result = asyncio.run(connecting.connect(token, probe=1, **kwargs))  # type: ignore[arg-type]
+            self.result = asyncio.run(connecting.connect(token, **kwargs))  # type: ignore[arg-type]
         except LinkError as exc:
             self.error = exc
 
     def code(self) -> str:
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             for line in self.said:
                 if found := CODE.search(line):
@@ -55,7 +57,7 @@ class Pairing:
             time.sleep(0.02)
         raise AssertionError(f"no code shown: {self.said}, {self.error}")
 
-    def done(self, timeout: float = 10) -> None:
+    def done(self, timeout: float = 20) -> None:
         self._thread.join(timeout)
         assert not self._thread.is_alive(), "connect still waiting"
 
@@ -174,7 +176,7 @@ def other_program(telegram: FakeTelegram) -> Iterator[None]:
 def test_a_bot_another_program_reads_is_refused(
     telegram: FakeTelegram, other_program: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset())
+    pairing = Pairing(monkeypatch, taken=frozenset(), probe=connecting.PROBE)
     pairing.done()
     assert pairing.error is not None and "another program reads this bot's messages" in pairing.error.message
     assert not any(CODE.search(line) for line in pairing.said)

@@ -251,7 +251,7 @@ class FakeTelegram(Restartable):
         with self._lock:
             return len(self._updates)
 
-    def wait(self, condition: Callable[[], object], timeout: float = 10.0) -> None:
+    def wait(self, condition: Callable[[], object], timeout: float = 20.0) -> None:
         """Poll `condition` every 20 ms; fail the test when it isn't true within `timeout`."""
         deadline = time.monotonic() + timeout
         while not condition():
