@@ -353,6 +353,8 @@ class Turns:
             stopped=stopped,
         )
         number = conversation.events.append(answer)
+        # The transcript is whole before the answer's last bytes go out.
+        conversation.render(History([*history.events, (number, answer)]), self.settings.agent.name)
         delivered = False
         if reply is not None:
             reply.end(End(error=error, stopped=stopped))
@@ -361,7 +363,6 @@ class Turns:
             conversation.events.append(Delivered(answer=number, via="request"))
         else:
             conversation.keep(number, answer)
-        conversation.render(conversation.history(), self.settings.agent.name)
 
     async def close(self) -> None:
         for task in list(self._tasks):

@@ -1,9 +1,0 @@
-"""The package's executable answers `contract`."""
-
-from __future__ import annotations
-
-from link_plugin.calls import PluginProgram
-
-
-def test_contract_names_the_plugin() -> None:
-    assert PluginProgram("lnk-harness").contract().name == "lnk-harness".removeprefix("lnk-")
