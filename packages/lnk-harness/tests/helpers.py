@@ -171,6 +171,13 @@ def kinds(folder: Path) -> list[str]:
     return [str(e["kind"]) for e in events(folder)]
 
 
+def transcript(folder: Path, *needles: str) -> str:
+    """conversation.md once it says all of `needles` (it is rendered as the turn lets go)."""
+    path = folder / "conversation.md"
+    wait_until(lambda: path.exists() and all(n in path.read_text() for n in needles), what=f"{needles} in {path}")
+    return path.read_text()
+
+
 def wait_until(condition: Callable[[], object], timeout: float = 15.0, what: str = "the condition") -> None:
     deadline = time.monotonic() + timeout
     while not condition():

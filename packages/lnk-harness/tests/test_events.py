@@ -18,7 +18,7 @@ EACH = 40
 
 
 def _write(folder: str, writer: int) -> None:
-    log = EventLog(Path(folder), sync=False)
+    log = EventLog(Path(folder))
     for index in range(EACH):
         log.append(MessageIn(text=f"{writer}-{index}"))
 

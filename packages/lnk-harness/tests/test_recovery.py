@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 from conftest import MAIN
 from helpers import Harness, ask, events, kinds, settings_for, wait_until
@@ -16,6 +18,7 @@ from mcp_tools import ToolServers
 from link_conformance.provider import Reply, StandInProvider, ToolCall
 from link_plugin import wire
 from link_plugin.endpoint import EndpointUnreachable
+from link_plugin.harness import Turns
 
 
 def recovered(harness: Harness) -> list[wire.Undelivered]:
@@ -193,3 +196,31 @@ def test_a_new_message_finishes_the_dead_turn_first(tmp_path: Path, provider: St
         assert [a.content for a in recovered(harness)] == ["answer to the first"]
     shown = [m["content"] for m in provider.requests[-1].json["messages"][1:]]
     assert shown == ["first, before the crash", "answer to the first", "second, after it"]
+
+
+def test_a_harness_stopped_mid_turn_hands_the_turn_to_its_next_start(tmp_path: Path, provider: StandInProvider) -> None:
+    """Stopped (not killed) mid-answer, it leaves the lease lapsed: the next start finishes the
+    turn at once, without waiting out a minute's lapse."""
+    hold = threading.Event()
+    provider.script(Reply(text="cut by the stop", hold=hold), Reply(text="finished after the restart"))
+    settings = settings_for(tmp_path, MAIN, provider.url, turns=Turns(renew=0.2, lapse=60.0))
+    harness = Harness([settings]).start()
+    before = len(provider.requests)
+    headers = harness.headers(**{wire.THREAD: "kit:stopped"})
+    body = {"model": "link", "stream": True, "messages": [{"role": "user", "content": "a long question"}]}
+    try:
+        with httpx.stream("POST", f"{harness.origin}/v1/chat/completions", headers=headers, json=body) as response:
+            assert response.status_code == 200
+            provider.wait_for_requests(before + 1)
+            assert harness.process is not None
+            harness.process.terminate()
+        harness.process.wait(timeout=15)
+        hold.set()
+        started = time.monotonic()
+        harness.start()
+        wait_until(lambda: recovered(harness), timeout=10, what="the handed-over turn's answer")
+        assert time.monotonic() - started < 10, "it did not wait out the lapse"
+        assert [a.content for a in recovered(harness)] == ["finished after the restart"]
+    finally:
+        hold.set()
+        harness.stop()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from conftest import MAIN
-from helpers import Harness, ask, events, say, settings_for
+from helpers import Harness, ask, events, say, settings_for, transcript
 from mcp_tools import ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
@@ -33,7 +33,7 @@ def test_a_message_from_someone_else_is_kept_as_theirs(harness: Harness, provide
     shown = provider.requests[-1].json["messages"][-1]["content"]
     assert shown.startswith("[A message from Bea (Ana's sister), not your owner, 1 hop away]")
     assert "tell Ana I'll be late" in shown
-    assert "Bea (Ana's sister) (not the owner)" in (folder / "conversation.md").read_text()
+    transcript(folder, "## Bea (Ana's sister) (not the owner)", "tell Ana I'll be late")
 
 
 def test_someone_elses_conversation_has_every_tool_but_remember(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MAIN
-from helpers import Harness, ask, events, say, settings_for
+from helpers import Harness, ask, events, say, settings_for, transcript
 from lnk_harness.tools import ANSWER_MAX, META_TOOLS
 from mcp_tools import BIG, ToolServers
 
@@ -50,8 +50,7 @@ def test_a_tool_call_goes_to_its_server_and_back_to_the_model(
     assert last[-2]["tool_calls"][0]["function"]["name"] == "search"
     assert last[-1] == {"role": "tool", "tool_call_id": last[-2]["tool_calls"][0]["id"], "content": last[-1]["content"]}
     assert "the lease ends in March" in last[-1]["content"]
-    transcript = (harness.conversation("kit:search") / "conversation.md").read_text()
-    assert "when does my lease end?" in transcript and "Used `search`" in transcript and "March." in transcript
+    transcript(harness.conversation("kit:search"), "when does my lease end?", "_Used `search`._", "March.")
 
 
 def test_a_long_tool_answer_is_cut_at_32_kib_with_a_note(harness: Harness, provider: StandInProvider) -> None:

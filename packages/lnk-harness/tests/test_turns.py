@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 from conftest import MAIN
-from helpers import Harness, ask, events, kinds, settings_for, wait_until
+from helpers import Harness, ask, events, kinds, settings_for, transcript, wait_until
 
 from link_conformance.provider import Reply, StandInProvider
 from link_plugin import wire
@@ -84,7 +84,7 @@ def test_stop_cuts_the_running_answer(tmp_path: Path, provider: StandInProvider)
         cut, after = answers(folder)
         assert cut["stopped"] is True and cut["messages"] == [1]
         assert after["messages"] == [2]
-        assert "Stopped by a new message" in (folder / "conversation.md").read_text()
+        transcript(folder, "Stopped by a new message", "Answering the second.")
 
 
 def test_the_lease_is_renewed_while_the_turn_runs_and_let_go_after(tmp_path: Path, provider: StandInProvider) -> None:

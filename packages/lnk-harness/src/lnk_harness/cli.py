@@ -46,7 +46,7 @@ def serve(
         raise typer.Exit(1) from None
     listen = port or int(os.environ.get(ENV_PORT) or 0) or (loaded[0].settings.ports or [DEFAULT_PORT])[0]
     config = uvicorn.Config(
-        server.Harness(loaded).app(),
+        server.Harness(loaded, http).app(),
         host=HOST,
         port=listen,
         log_level="warning",

@@ -22,7 +22,7 @@ from link_plugin.files import write_atomic
 from link_plugin.harness import Turns
 from link_plugin.wire import Thread, Undelivered, WireError, narrow
 from lnk_harness.events import Answer, Asked, CallMade, Delivered, EventLog, MessageIn, Numbered, Output, Result
-from lnk_harness.lease import TurnLease
+from lnk_harness.lease import TurnLease, replace
 from lnk_harness.transcript import render
 
 STEP_BREAK = "\n\n"
@@ -127,10 +127,10 @@ class History:
 
 
 class Conversation:
-    def __init__(self, chats: Path, thread: Thread, turns: Turns, *, sync: bool = True) -> None:
+    def __init__(self, chats: Path, thread: Thread, turns: Turns) -> None:
         self.thread = thread
         self.folder = chats / thread.folder
-        self.events = EventLog(self.folder / "events", sync=sync)
+        self.events = EventLog(self.folder / "events")
         self.lease = TurnLease(self.folder, turns.lapse)
         self._grant = self.folder / "tools.json"
         self._outbox = self.folder / "outbox"
@@ -194,7 +194,7 @@ class Conversation:
         return True
 
     def render(self, history: History, agent: str) -> None:
-        write_atomic(self.transcript, render(self.thread, history.events, agent), mode=0o644)
+        replace(self.transcript, render(self.thread, history.events, agent).encode())
 
 
 def folder_thread(name: str) -> Thread | None:

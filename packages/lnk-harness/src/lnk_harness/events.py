@@ -4,14 +4,22 @@ A writer claims the next number by hard-linking a finished file to it, which fai
 is taken: so an event is never half written, never written twice, and a writer that loses the
 race to another (a message arriving while a turn writes) reads the folder again and takes the
 next number. Nothing ever changes or removes an event.
+
+An event is in the file system once `append` returns, so a crash of the harness loses nothing;
+it isn't flushed to the disk on the spot (the disk gets it as it gets every write), which would
+cost a message its first token.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
 import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -21,6 +29,8 @@ from link_plugin import LinkError
 from link_plugin.wire import Sender
 
 _NAME = re.compile(r"^(\d{8})\.json$")
+_UNNAMED = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+"""Whether a file can be written unnamed and then named by linking it through /proc."""
 
 
 def _now() -> float:
@@ -116,14 +126,50 @@ def event_name(number: int) -> str:
     return f"{number:08d}.json"
 
 
+class _Parsed:
+    """Events already read, parsed: an event never changes, so a turn reads again only the listing.
+
+    A cache of what is on disk, never the record: bounded, and keyed by the events folder's
+    identity on disk, so a conversation folder made anew is read anew.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._events: OrderedDict[tuple[int, int, int], Event] = OrderedDict()
+
+    def get(self, key: tuple[int, int, int]) -> Event | None:
+        event = self._events.get(key)
+        if event is not None:
+            self._events.move_to_end(key)
+        return event
+
+    def put(self, key: tuple[int, int, int], event: Event) -> None:
+        self._events[key] = event
+        if len(self._events) > self._size:
+            self._events.popitem(last=False)
+
+
+PARSED = _Parsed(4096)
+
+
 class EventLog:
     """The events folder of one conversation."""
 
-    def __init__(self, folder: Path, *, sync: bool = True) -> None:
+    def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._sync = sync
         self._last = -1
         """The highest number this writer has seen: only a hint, the folder decides."""
+        self._identity: tuple[int, int] | None = None
+
+    def identity(self) -> tuple[int, int] | None:
+        """The events folder on disk (device, inode), or None while it isn't there."""
+        if self._identity is None:
+            try:
+                where = os.stat(self.folder)
+            except FileNotFoundError:
+                return None
+            self._identity = (where.st_dev, where.st_ino)
+        return self._identity
 
     def numbers(self) -> list[int]:
         try:
@@ -136,42 +182,78 @@ class EventLog:
 
     def append(self, event: Event) -> int:
         """Write `event` under the next free number and return that number."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        data = event.model_dump_json(exclude_defaults=False).encode()
-        tmp = self.folder / f".incoming-{secrets.token_hex(6)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, data)
-            if self._sync:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
+        with self._written(event.model_dump_json().encode()) as (source, fd):
             number = (self._last if self._last >= 0 else (self.numbers() or [0])[-1]) + 1
             while True:
                 try:
-                    os.link(tmp, self.folder / event_name(number))
+                    # A dir fd makes it linkat(..., AT_SYMLINK_FOLLOW), which names an unnamed
+                    # file through /proc; the kernel ignores it for an absolute path.
+                    os.link(source, self.folder / event_name(number), src_dir_fd=fd, follow_symlinks=True)
                 except FileExistsError:
                     # Another writer took the number: read again and take the next.
                     number = max(number, (self.numbers() or [0])[-1]) + 1
                     continue
                 self._last = number
+                identity = self.identity()
+                if identity is not None:
+                    PARSED.put((*identity, number), event)
                 return number
+
+    @contextmanager
+    def _written(self, data: bytes) -> Iterator[tuple[str, int | None]]:
+        """A whole file holding `data`, not yet named: linking names it, in one step."""
+        try:
+            fd = self._unnamed()
+        except FileNotFoundError:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = self._unnamed()
+        if fd >= 0:
+            try:
+                os.write(fd, data)
+                yield f"/proc/self/fd/{fd}", fd
+            finally:
+                os.close(fd)
+            return
+        tmp = self.folder / f".incoming-{secrets.token_hex(6)}"
+        try:
+            tmp.write_bytes(data)
+            yield str(tmp), None
         finally:
             tmp.unlink(missing_ok=True)
+
+    def _unnamed(self) -> int:
+        """A file with no name in the folder (Linux's O_TMPFILE), or -1 where there's none."""
+        if not _UNNAMED:
+            return -1
+        try:
+            return os.open(self.folder, os.O_TMPFILE | os.O_WRONLY, 0o600)
+        except OSError as exc:
+            if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR):
+                return -1  # a file system without unnamed files
+            raise
 
     def read(self, after: int = 0) -> list[Numbered]:
         """Every event numbered above `after`, in order."""
         events: list[Numbered] = []
+        identity = self.identity()
+        if identity is None:
+            return events
         for number in self.numbers():
             if number <= after:
                 continue
+            key = (*identity, number)
+            cached = PARSED.get(key)
+            if cached is not None:
+                events.append((number, cached))
+                continue
             path = self.folder / event_name(number)
             try:
-                events.append((number, _EVENT.validate_json(path.read_bytes())))
+                event = _EVENT.validate_json(path.read_bytes())
             except ValidationError as exc:
                 raise EventError(
                     f"{path} is not an event this harness can read ({exc.errors()[0]['msg']}).",
                     "Events are written once by the harness; move the file aside if something else wrote it.",
                 ) from exc
+            PARSED.put(key, event)
+            events.append((number, event))
         return events

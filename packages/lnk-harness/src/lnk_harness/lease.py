@@ -24,6 +24,17 @@ from pydantic import BaseModel, ValidationError
 _PROCESS = f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
 
 
+def replace(path: Path, data: bytes) -> None:
+    """Write a file whole, by renaming: readers see the old one or the new one, never half.
+
+    Not flushed to the disk: what's written this way (the lease, the transcript) is made again
+    from the events, so a lost write costs nothing.
+    """
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def new_holder() -> str:
     """A name for one turn of this process: two turns never share one."""
     return f"{_PROCESS}/{secrets.token_hex(4)}"
@@ -57,8 +68,11 @@ class TurnLease:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except FileNotFoundError:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
@@ -75,9 +89,13 @@ class TurnLease:
             return Lease(holder="?", taken=0.0, renewed=0.0)
 
     def _write(self, lease: Lease) -> None:
-        tmp = self.path.with_name(f".turn-{secrets.token_hex(4)}")
-        tmp.write_bytes(lease.model_dump_json().encode())
-        os.replace(tmp, self.path)
+        # In place, under the lock: every decision about the lease reads it under the lock too,
+        # and a lease a crash left half written reads as lapsed, which its dead holder's is.
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, lease.model_dump_json().encode())
+        finally:
+            os.close(fd)
 
     def try_take(self) -> Taken | Lease:
         """Take the lease when it is free or lapsed; otherwise the live lease that holds it."""
@@ -116,6 +134,14 @@ class TurnLease:
         if current is not None and not current.stop:
             current.stop = True
             self._write(current)
+
+    def hand_over(self, holder: str) -> None:
+        """Leave the lease lapsed already, for the next taker to finish the turn without waiting."""
+        with self.locked():
+            current = self.read()
+            if current is not None and current.holder == holder:
+                current.renewed = 0.0
+                self._write(current)
 
     def let_go(self, holder: str) -> None:
         with self.locked():

@@ -89,15 +89,17 @@ class AnswerResponse(Response):
     async def _stream(self, send: Send, gone: asyncio.Event) -> bool:
         headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send(
-            {"type": "http.response.body", "body": self._chunk({"role": "assistant", "content": ""}), "more_body": True}
-        )
+        # The role goes with the first piece: one write less before the first token.
+        pending = self._chunk({"role": "assistant", "content": ""})
         while True:
             piece = await self._next(gone)
             if piece is None:
                 return False
             if isinstance(piece, str):
-                await send({"type": "http.response.body", "body": self._chunk({"content": piece}), "more_body": True})
+                await send(
+                    {"type": "http.response.body", "body": pending + self._chunk({"content": piece}), "more_body": True}
+                )
+                pending = b""
                 continue
             if piece.error is not None:
                 body = {"error": {"message": piece.error, "type": "harness_error"}}
@@ -106,7 +108,7 @@ class AnswerResponse(Response):
                 last = self._chunk({}, "stop")
             # Whether the request is still there is known before the last bytes, never after.
             still_there = not gone.is_set()
-            await send({"type": "http.response.body", "body": last + b"data: [DONE]\n\n", "more_body": False})
+            await send({"type": "http.response.body", "body": pending + last + b"data: [DONE]\n\n", "more_body": False})
             return still_there
 
     async def _send_whole(self, send: Send, gone: asyncio.Event) -> bool:

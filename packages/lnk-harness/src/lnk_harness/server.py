@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx
 from pydantic import BaseModel, Field, ValidationError
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -60,8 +61,9 @@ class ChatRequest(BaseModel, extra="allow"):
 
 
 class Harness:
-    def __init__(self, agents: list[Agent]) -> None:
+    def __init__(self, agents: list[Agent], http: httpx.AsyncClient) -> None:
         self.agents = agents
+        self.http = http
 
     # --- which agent ----------------------------------------------------------------------
 
@@ -198,10 +200,14 @@ class Harness:
     def app(self) -> Starlette:
         @asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            warming = [asyncio.create_task(agent.turns.toolbox.warm()) for agent in self.agents]
             for agent in self.agents:
                 agent.turns.recover()
             yield
+            for task in warming:
+                task.cancel()
             await asyncio.gather(*(agent.turns.close() for agent in self.agents))
+            await self.http.aclose()
 
         return Starlette(
             routes=[

@@ -8,6 +8,7 @@ schema), untranslated. A tool's answer is kept up to 32 KiB and cut with a note 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import time
@@ -80,11 +81,25 @@ class Toolbox:
     addresses: dict[str, str]
     ttl: float = LISTING_TTL
     _listings: dict[str, tuple[float, list[ToolSpec]]] = field(default_factory=dict)
+    _asking: dict[str, asyncio.Task[list[ToolSpec]]] = field(default_factory=dict)
+
+    async def warm(self) -> None:
+        """List every server before the first message needs them (the MCP SDK loads slowly)."""
+        if self.addresses:
+            await asyncio.to_thread(importlib.import_module, "mcp")
+            await asyncio.gather(*(self._list(server) for server in self.addresses))
 
     async def _list(self, server: str) -> list[ToolSpec]:
         kept = self._listings.get(server)
         if kept is not None and time.monotonic() - kept[0] < self.ttl:
             return kept[1]
+        if server not in self._asking:
+            # One listing at a time per server: turns arriving together share it.
+            self._asking[server] = asyncio.create_task(self._ask_listing(server))
+            self._asking[server].add_done_callback(lambda _: self._asking.pop(server, None))
+        return await asyncio.shield(self._asking[server])
+
+    async def _ask_listing(self, server: str) -> list[ToolSpec]:
         from mcp import Client
 
         specs: list[ToolSpec] = []

@@ -167,6 +167,7 @@ class Turns:
         this = asyncio.current_task()
         assert this is not None
         renewer = asyncio.create_task(self._renew(conversation, running, this))
+        keep_lease = False
         try:
             if taken.lapsed is not None:
                 await self._turn(conversation, running, None if own is None else own - 1, None, recovering=True)
@@ -174,7 +175,10 @@ class Turns:
                 limit = None if self.settings.turns.busy == "steer" else own
                 await self._turn(conversation, running, limit, reply)
         except asyncio.CancelledError:
+            keep_lease = True
             if not running.lost:
+                # The process is stopping mid-turn: the next start finishes the turn at once.
+                conversation.lease.hand_over(running.holder)
                 raise
             log.warning("%s: another process took the turn's lease; it finishes the turn", conversation.thread)
             if reply is not None:
@@ -186,7 +190,7 @@ class Turns:
         finally:
             renewer.cancel()
             self._running.pop(conversation.folder, None)
-            if not running.lost:
+            if not keep_lease:
                 conversation.lease.let_go(running.holder)
             self._signal(conversation.folder)
 
@@ -353,8 +357,6 @@ class Turns:
             stopped=stopped,
         )
         number = conversation.events.append(answer)
-        # The transcript is whole before the answer's last bytes go out.
-        conversation.render(History([*history.events, (number, answer)]), self.settings.agent.name)
         delivered = False
         if reply is not None:
             reply.end(End(error=error, stopped=stopped))
@@ -363,6 +365,8 @@ class Turns:
             conversation.events.append(Delivered(answer=number, via="request"))
         else:
             conversation.keep(number, answer)
+        # After the answer went out, before the lease is let go: one writer at a time.
+        conversation.render(History([*history.events, (number, answer)]), self.settings.agent.name)
 
     async def close(self) -> None:
         for task in list(self._tasks):
