@@ -131,22 +131,32 @@ def p50_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def latency(provider: StandIns, root: Path, turns: int) -> dict[str, float]:
+    """Turns in 20 conversations, each straight to the provider and then through the harness."""
     port = free_block(2)
     process = serve([agent_settings(root, 0, provider.model)], port)
+    direct = f"{provider.model}/chat/completions"
+    endpoint = f"http://127.0.0.1:{port}/v1/chat/completions"
     try:
         wait_for_port(port, 30, process)
-        endpoint = f"http://127.0.0.1:{port}/v1/chat/completions"
-        direct, through, bridged = [], [], []
-        conversations = 20
+        straight, through, added, bridged, one = [], [], [], [], []
         async with httpx.AsyncClient(timeout=30, trust_env=False) as client:
             for warm in range(5):
                 await first_token(client, endpoint, headers(0, "bench:warm"), f"warm {warm}")
-                await first_token(client, f"{provider.model}/chat/completions", {}, "warm")
+                await first_token(client, direct, {}, "warm")
+            cpu = cpu_seconds(process.pid)
             for turn in range(turns):
-                direct.append(await first_token(client, f"{provider.model}/chat/completions", {}, f"turn {turn}"))
-                thread = f"bench:{turn % conversations}"
-                through.append(await first_token(client, endpoint, headers(0, thread), f"turn {turn}"))
+                straight.append(await first_token(client, direct, {}, f"turn {turn}"))
+                through.append(await first_token(client, endpoint, headers(0, f"bench:{turn % 20}"), f"turn {turn}"))
+                added.append(through[-1] - straight[-1])
+            cpu = cpu_seconds(process.pid) - cpu
+            for turn in range(turns):
+                one.append(await first_token(client, endpoint, headers(0, "bench:one"), f"turn {turn}"))
         bridge = EndpointClient(
             EndpointRef(url=f"http://127.0.0.1:{port}/v1", key="bench-key-0"),
             AgentRef(name="main", id="benchagent00", owner="owner0@bench"),
@@ -158,15 +168,13 @@ async def latency(provider: StandIns, root: Path, turns: int) -> dict[str, float
                     bridged.append(time.perf_counter() - started)
                     break
                 await reply.text()
-        long = 0.0
-        async with httpx.AsyncClient(timeout=30, trust_env=False) as client:
-            long = await first_token(client, endpoint, headers(0, "bench:0"), "once more")
         return {
-            "direct": p50_ms(direct),
+            "straight": p50_ms(straight),
             "through": p50_ms(through),
+            "added": p50_ms(added),
+            "cpu": cpu / turns * 1000,
             "bridged": p50_ms(bridged),
-            "long": long * 1000,
-            "long_turns": turns / conversations,
+            "long": p50_ms(one[-20:]),
         }
     finally:
         process.terminate()
@@ -229,34 +237,37 @@ async def memory(provider: StandIns, root: Path) -> tuple[int, int, int]:
     return fresh, idle, ten
 
 
+def row(label: str, value: float, unit: str, target: float | None = None) -> None:
+    against = f"  ({value / target:.2f} of the {target:g} {unit} target)" if target else ""
+    print(f"  {label:<44}{value:9.2f} {unit}{against}")
+
+
 async def main(turns: int) -> None:
+    print(f"load average at the start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory(prefix="lnk-harness-bench-") as folder, stand_ins() as provider:
         root = Path(folder)
         figures = await latency(provider, root, turns)
-        added = figures["through"] - figures["direct"]
         print(f"time to first token, p50 over {turns} turns in 20 conversations:")
-        print(f"  straight to the stand-in provider   {figures['direct']:7.2f} ms")
-        print(f"  through the harness (kept conn.)    {figures['through']:7.2f} ms")
-        print(
-            f"  added by the harness                {added:7.2f} ms  ({added / LATENCY_TARGET_MS:.2f} of the 5 ms target)"
-        )
-        bridged = figures["bridged"] - figures["direct"]
-        print(f"  bridge's client (new conn. + proof) {figures['bridged']:7.2f} ms  (+{bridged:.2f} ms over straight)")
-        print(f"  one turn in a conversation {figures['long_turns']:.0f} turns long {figures['long']:7.2f} ms")
-        bare = await start_to_answer(provider, root / "bare", {})
-        tooled = await start_to_answer(provider, root / "tooled", provider.tools)
+        row("straight to the stand-in provider", figures["straight"], "ms")
+        row("through the harness", figures["through"], "ms")
+        row("added by the harness (p50 of each pair)", figures["added"], "ms", LATENCY_TARGET_MS)
+        row("the harness's CPU time per whole turn", figures["cpu"], "ms")
+        row(f"through the harness, turns {turns - 19}-{turns} of one conversation", figures["long"], "ms")
+        row("the bridge's client (a connection + proof each)", figures["bridged"], "ms")
         print("process start to first answer, median of 5:")
-        print(f"  no tools                            {bare:7.3f} s   ({bare / START_TARGET_S:.2f} of the 2 s target)")
-        print(
-            f"  one MCP tool to list                {tooled:7.3f} s   ({tooled / START_TARGET_S:.2f} of the 2 s target)"
+        row("no tools", await start_to_answer(provider, root / "bare", {}), "s", START_TARGET_S)
+        row(
+            "one MCP tool to list first",
+            await start_to_answer(provider, root / "tooled", provider.tools),
+            "s",
+            START_TARGET_S,
         )
         fresh, idle, ten = await memory(provider, root)
         print("resident memory:")
-        print(f"  one agent, started, idle            {fresh / 1024:7.1f} MiB")
-        print(f"  one agent, idle after answering     {idle / 1024:7.1f} MiB")
-        print(
-            f"  ten agents in one process, answered {ten / 1024:7.1f} MiB  ({(ten - idle) / 9 / 1024:.2f} MiB per more agent)"
-        )
+        row("one agent, started", fresh / 1024, "MiB")
+        row("one agent, idle after answering", idle / 1024, "MiB")
+        row("ten agents in one process, each answered", ten / 1024, "MiB")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

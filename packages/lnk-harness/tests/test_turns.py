@@ -12,6 +12,7 @@ from contextlib import suppress
 from pathlib import Path
 
 import httpx
+import pytest
 from conftest import MAIN
 from helpers import Harness, ask, events, kinds, settings_for, transcript, wait_until
 
@@ -40,34 +41,33 @@ def answers(folder: Path) -> list[dict[str, object]]:
     return [e for e in events(folder) if e["kind"] == "answer"]
 
 
-def test_steer_joins_the_running_turn(tmp_path: Path, provider: StandInProvider) -> None:
-    hold = threading.Event()
-    provider.script(Reply(text="About the first.", hold=hold), Reply(text="And the second."))
-    with harness_with(tmp_path, provider, "steer") as harness:
-        threading.Timer(0.5, hold.set).start()
-        first, second = asyncio.run(two_messages(harness, provider, "kit:steer"))
-        assert second == (202, "")
-        assert first == (200, "About the first.\n\nAnd the second.")
-        shown = [m["content"] for m in provider.requests[-1].json["messages"][1:]]
-        assert shown == ["first message", "About the first.", "second message"]
-        folder = harness.conversation("kit:steer")
-        wait_until(lambda: kinds(folder)[-1] == "delivered")
-        assert [a["messages"] for a in answers(folder)] == [[1, 2]], "one answer for both"
-
-
-def test_queue_answers_each_on_its_own_request(tmp_path: Path, provider: StandInProvider) -> None:
+@pytest.mark.parametrize(
+    ("busy", "first", "second", "answered"),
+    [
+        # steer: the second joins the running turn; its answer comes on the first request
+        ("steer", (200, "First answer.\n\nSecond answer."), (202, ""), [[1, 2]]),
+        # queue: each waits for its own turn and gets its own answer
+        ("queue", (200, "First answer."), (200, "Second answer."), [[1], [2]]),
+    ],
+)
+def test_a_message_during_a_turn(
+    tmp_path: Path,
+    provider: StandInProvider,
+    busy: str,
+    first: tuple[int, str],
+    second: tuple[int, str],
+    answered: list[list[int]],
+) -> None:
     hold = threading.Event()
     provider.script(Reply(text="First answer.", hold=hold), Reply(text="Second answer."))
-    with harness_with(tmp_path, provider, "queue") as harness:
+    with harness_with(tmp_path, provider, busy) as harness:
         threading.Timer(0.5, hold.set).start()
-        first, second = asyncio.run(two_messages(harness, provider, "kit:queue"))
-        assert first == (200, "First answer.")
-        assert second == (200, "Second answer.")
+        assert asyncio.run(two_messages(harness, provider, f"kit:{busy}")) == (first, second)
         shown = [m["content"] for m in provider.requests[-1].json["messages"][1:]]
         assert shown == ["first message", "First answer.", "second message"]
-        folder = harness.conversation("kit:queue")
-        wait_until(lambda: len(answers(folder)) == 2 and kinds(folder)[-1] == "delivered")
-        assert [a["messages"] for a in answers(folder)] == [[1], [2]]
+        folder = harness.conversation(f"kit:{busy}")
+        wait_until(lambda: len(answers(folder)) == len(answered) and kinds(folder)[-1] == "delivered")
+        assert [a["messages"] for a in answers(folder)] == answered
 
 
 def test_stop_cuts_the_running_answer(tmp_path: Path, provider: StandInProvider) -> None:

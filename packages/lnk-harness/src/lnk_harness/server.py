@@ -100,12 +100,17 @@ class Harness:
 
     # --- routes ---------------------------------------------------------------------------
 
-    async def proof(self, request: Request) -> Response:
+    def _known(self, request: Request) -> list[Agent] | Response:
+        """The agents the request names (no key asked), or its refusal when it names none here."""
         named = self._named(request)
+        if isinstance(named, Response) or named:
+            return named
+        return self._unknown(request)
+
+    async def proof(self, request: Request) -> Response:
+        named = self._known(request)
         if isinstance(named, Response):
             return named
-        if not named:
-            return self._unknown(request)
         if len(named) > 1:
             return error(409, f"{len(named)} agents here have that name and ID; the proof can't tell them apart")
         try:
@@ -116,12 +121,8 @@ class Harness:
         return JSONResponse(wire.ProofAnswer(proof=proof).model_dump())
 
     async def health(self, request: Request) -> Response:
-        named = self._named(request)
-        if isinstance(named, Response):
-            return named
-        if not named:
-            return self._unknown(request)
-        return JSONResponse({"ok": True})
+        named = self._known(request)
+        return named if isinstance(named, Response) else JSONResponse({"ok": True})
 
     async def models(self, request: Request) -> Response:
         agent = self._keyed(request)
