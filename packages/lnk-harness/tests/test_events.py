@@ -6,12 +6,11 @@ import multiprocessing
 import os
 from pathlib import Path
 
+from link_plugin.harness import Turns
+from link_plugin.wire import Sender, Thread
 from lnk_harness.conversation import Conversation, History
 from lnk_harness.events import Answer, EventLog, MessageIn, Output
 from lnk_harness.transcript import render
-
-from link_plugin.harness import Turns
-from link_plugin.wire import Sender, Thread
 
 WRITERS = 4
 EACH = 40

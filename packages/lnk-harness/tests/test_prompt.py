@@ -6,9 +6,9 @@ from pathlib import Path
 
 from conftest import MAIN
 from helpers import Harness, say, settings_for
-from lnk_harness.prompt import instructions, notes
 
 from link_conformance.provider import StandInProvider
+from lnk_harness.prompt import instructions, notes
 
 
 def test_instructions_and_notes_reach_the_model_and_are_read_at_every_turn(

@@ -11,14 +11,14 @@ import httpx
 import pytest
 from conftest import MAIN
 from helpers import Harness, ask, events, kinds, settings_for, wait_until
-from lnk_harness.conversation import Conversation
-from lnk_harness.events import Answer, Delivered, MessageIn, Output
 from mcp_tools import ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
 from link_plugin import wire
 from link_plugin.endpoint import EndpointUnreachable
 from link_plugin.harness import Turns
+from lnk_harness.conversation import Conversation
+from lnk_harness.events import Answer, Delivered, MessageIn, Output
 
 
 def recovered(harness: Harness) -> list[wire.Undelivered]:

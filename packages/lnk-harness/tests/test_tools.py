@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import MAIN
 from helpers import Harness, ask, events, say, settings_for, transcript
-from lnk_harness.tools import ANSWER_MAX, META_TOOLS
 from mcp_tools import BIG, ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
+from lnk_harness.tools import ANSWER_MAX, META_TOOLS
 
 
 @pytest.fixture(scope="module")
