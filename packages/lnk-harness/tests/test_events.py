@@ -79,3 +79,14 @@ def test_a_message_that_came_mid_step_takes_its_place_after_the_tool_results(tmp
     shown = History(log.read()).model_messages([3])
     assert [m["role"] for m in shown] == ["user", "assistant", "tool", "user"]
     assert shown[-1]["content"] == "also this"
+
+
+def test_a_conversation_deleted_and_begun_again_is_read_anew(tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "events"
+    EventLog(folder).append(MessageIn(text="forget this"))
+    assert [e.text for _, e in EventLog(folder).read() if isinstance(e, MessageIn)] == ["forget this"]
+    shutil.rmtree(folder)
+    EventLog(folder).append(MessageIn(text="a fresh start"))
+    assert [e.text for _, e in EventLog(folder).read() if isinstance(e, MessageIn)] == ["a fresh start"]

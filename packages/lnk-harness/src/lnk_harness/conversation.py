@@ -113,7 +113,9 @@ class History:
         for _, event in self.events:
             if isinstance(event, Output):
                 out += [{"role": "user", "content": speaker_line(self.messages[m])} for m in event.took]
-                said: dict[str, Any] = {"role": "assistant", "content": event.text}
+                if not event.text and not event.calls:
+                    continue  # a step cut before it said anything says nothing to the model either
+                said: dict[str, Any] = {"role": "assistant", "content": event.text or None}
                 if event.calls:
                     said["tool_calls"] = [
                         {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}

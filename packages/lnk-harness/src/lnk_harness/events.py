@@ -126,24 +126,30 @@ def event_name(number: int) -> str:
     return f"{number:08d}.json"
 
 
+Identity = tuple[int, int, int, int]
+"""The events folder on disk: its device and inode, and its first event's inode and time."""
+Key = tuple[int, int, int, int, int]
+
+
 class _Parsed:
     """Events already read, parsed: an event never changes, so a turn reads again only the listing.
 
-    A cache of what is on disk, never the record: bounded, and keyed by the events folder's
-    identity on disk, so a conversation folder made anew is read anew.
+    A cache of what is on disk, never the record: bounded, and keyed by the folder's identity on
+    disk, its first event's included, so a conversation deleted and begun again (even where the
+    file system hands out the same inode again) is read anew.
     """
 
     def __init__(self, size: int) -> None:
         self._size = size
-        self._events: OrderedDict[tuple[int, int, int], Event] = OrderedDict()
+        self._events: OrderedDict[Key, Event] = OrderedDict()
 
-    def get(self, key: tuple[int, int, int]) -> Event | None:
+    def get(self, key: Key) -> Event | None:
         event = self._events.get(key)
         if event is not None:
             self._events.move_to_end(key)
         return event
 
-    def put(self, key: tuple[int, int, int], event: Event) -> None:
+    def put(self, key: Key, event: Event) -> None:
         self._events[key] = event
         if len(self._events) > self._size:
             self._events.popitem(last=False)
@@ -159,16 +165,17 @@ class EventLog:
         self.folder = folder
         self._last = -1
         """The highest number this writer has seen: only a hint, the folder decides."""
-        self._identity: tuple[int, int] | None = None
+        self._identity: Identity | None = None
 
-    def identity(self) -> tuple[int, int] | None:
-        """The events folder on disk (device, inode), or None while it isn't there."""
+    def identity(self) -> Identity | None:
+        """The folder on disk, or None while it holds no first event."""
         if self._identity is None:
             try:
                 where = os.stat(self.folder)
+                first = os.stat(self.folder / event_name(1))
             except FileNotFoundError:
                 return None
-            self._identity = (where.st_dev, where.st_ino)
+            self._identity = (where.st_dev, where.st_ino, first.st_ino, first.st_mtime_ns)
         return self._identity
 
     def numbers(self) -> list[int]:

@@ -145,6 +145,9 @@ class Harness:
             return error(
                 403, f"{wire.HOPS} {headers.sender.hops} is past this agent's cap of {agent.settings.hops}: refused"
             )
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > BODY_MAX:
+            return error(413, f"a message is at most {BODY_MAX // 1024} KiB")
         body = await request.body()
         if len(body) > BODY_MAX:
             return error(413, f"a message is at most {BODY_MAX // 1024} KiB")

@@ -31,6 +31,7 @@ META_TOOLS = "link.local/tools"
 LISTING_TTL = 300.0
 """Seconds a server's tool listing is used before it is asked again."""
 CALL_TIMEOUT = 300.0
+LIST_TIMEOUT = 10.0
 MAX_PAGES = 20
 
 
@@ -104,7 +105,7 @@ class Toolbox:
 
         specs: list[ToolSpec] = []
         try:
-            async with Client(self.addresses[server], read_timeout_seconds=30) as client:
+            async with Client(self.addresses[server], read_timeout_seconds=LIST_TIMEOUT) as client:
                 cursor: str | None = None
                 for _ in range(MAX_PAGES):
                     page = await client.list_tools(cursor=cursor)
