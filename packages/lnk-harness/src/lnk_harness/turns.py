@@ -25,10 +25,11 @@ from typing import Any
 
 import httpx
 
+from link_plugin import LinkError
 from link_plugin.harness import HarnessSettings
 from link_plugin.wire import Thread
 from lnk_harness import model
-from lnk_harness.conversation import STEP_BREAK, Conversation, History
+from lnk_harness.conversation import STEP_BREAK, Conversation, History, folder_thread
 from lnk_harness.events import Answer, CallMade, Delivered, MessageIn, Output, Result
 from lnk_harness.lease import Lease, Taken
 from lnk_harness.prompt import system_prompt
@@ -138,8 +139,6 @@ class Turns:
             return
         for folder in self.chats.iterdir():
             if (folder / "turn.json").exists():
-                from lnk_harness.conversation import folder_thread
-
                 thread = folder_thread(folder.name)
                 if thread is not None:
                     self._spawn(self._finish_when_lapsed(self.conversation(thread)))
@@ -261,9 +260,11 @@ class Turns:
                     elif limit is not None or not self._steered_in(conversation, running, history):
                         break
                     history = conversation.history()
-            except model.ModelError as exc:
+            except LinkError as exc:
+                # The model failed, or an event can't be read: the answer says so, and the turn
+                # ends as every turn does, so the next one doesn't take this one's text for its own.
                 error = exc.message
-                log.warning("%s: %s", conversation.thread, error)
+                log.warning("%s: %s", conversation.thread, exc)
         await self._answer(conversation, running, limit, reply, error, stopped)
 
     async def _ask(
