@@ -180,3 +180,10 @@ def test_the_process_starts_only_with_a_model_and_a_key(tmp_path: Path, provider
     with pytest.raises(AssertionError, match="exited"):
         harness.start()
     assert "endpoint_key" in harness.output()
+
+
+def test_a_request_naming_no_agent_is_the_own_agents(harness: Harness, provider: StandInProvider) -> None:
+    provider.script(Reply(text="as main"))
+    headers = {"Authorization": f"Bearer {harness.main.endpoint_key}", wire.THREAD: "kit:unnamed"}
+    response = post(harness, headers, HELLO)
+    assert response.status_code == 200 and response.json()["choices"][0]["message"]["content"] == "as main"
