@@ -59,7 +59,7 @@ def test_the_transcript_is_rendered_from_the_events(tmp_path: Path) -> None:
     log.append(Output(turn="t", took=[1, 2], text="On the hook by the door.", at=120.0))
     log.append(Answer(turn="t", messages=[1, 2], text="On the hook by the door.", waited=True, at=121.0))
     history = conversation.history()
-    conversation.render(history, "main")
+    conversation.render("main")
     text = conversation.transcript.read_text()
     assert text == render(conversation.thread, history.events, "main")
     assert text.startswith("# Conversation telegram:5")

@@ -22,7 +22,7 @@ from link_plugin.files import write_atomic
 from link_plugin.harness import Turns
 from link_plugin.wire import Thread, Undelivered, WireError, narrow
 from lnk_harness.events import Answer, Asked, CallMade, Delivered, EventLog, MessageIn, Numbered, Output, Result
-from lnk_harness.lease import TurnLease, replace
+from lnk_harness.lease import TurnLease, flocked, replace
 from lnk_harness.transcript import render
 
 STEP_BREAK = "\n\n"
@@ -195,8 +195,15 @@ class Conversation:
         self.events.append(Delivered(answer=number, via="recover"))
         return True
 
-    def render(self, history: History, agent: str) -> None:
-        replace(self.transcript, render(self.thread, history.events, agent).encode())
+    def render(self, agent: str) -> None:
+        """Write conversation.md from the events as they are now.
+
+        Under a lock of its own, reading the events inside it: of two renders, the one that
+        writes last read last, so the transcript never goes back to an older state.
+        """
+        with flocked(self.folder / "conversation.lock"):
+            events = self.events.read()
+            replace(self.transcript, render(self.thread, events, agent).encode())
 
 
 def folder_thread(name: str) -> Thread | None:

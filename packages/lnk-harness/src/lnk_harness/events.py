@@ -16,6 +16,7 @@ import errno
 import os
 import re
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -142,17 +143,20 @@ class _Parsed:
     def __init__(self, size: int) -> None:
         self._size = size
         self._events: OrderedDict[Key, Event] = OrderedDict()
+        self._lock = threading.Lock()  # a turn settles its answer in a worker thread
 
     def get(self, key: Key) -> Event | None:
-        event = self._events.get(key)
-        if event is not None:
-            self._events.move_to_end(key)
-        return event
+        with self._lock:
+            event = self._events.get(key)
+            if event is not None:
+                self._events.move_to_end(key)
+            return event
 
     def put(self, key: Key, event: Event) -> None:
-        self._events[key] = event
-        if len(self._events) > self._size:
-            self._events.popitem(last=False)
+        with self._lock:
+            self._events[key] = event
+            if len(self._events) > self._size:
+                self._events.popitem(last=False)
 
 
 PARSED = _Parsed(4096)

@@ -15,7 +15,7 @@ import secrets
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +33,21 @@ def replace(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+@contextmanager
+def flocked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (made if missing); the kernel lets go if the holder dies."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def new_holder() -> str:
@@ -66,18 +81,8 @@ class TurnLease:
         self._lock_path = folder / "turn.take"
         self.lapse = lapse
 
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        try:
-            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        except FileNotFoundError:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+    def locked(self) -> AbstractContextManager[None]:
+        return flocked(self._lock_path)
 
     def read(self) -> Lease | None:
         try:

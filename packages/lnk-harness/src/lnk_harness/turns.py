@@ -190,8 +190,11 @@ class Turns:
             renewer.cancel()
             self._running.pop(conversation.folder, None)
             if not keep_lease:
-                conversation.lease.let_go(running.holder)
+                await asyncio.to_thread(conversation.lease.let_go, running.holder)
             self._signal(conversation.folder)
+            if not keep_lease:
+                # After letting go, so the next turn needn't wait for the transcript.
+                await asyncio.to_thread(conversation.render, self.settings.agent.name)
 
     async def _renew(self, conversation: Conversation, running: Running, turn: asyncio.Task[object]) -> None:
         while True:
@@ -231,7 +234,6 @@ class Turns:
             self._settle_lapsed(conversation, history, running.holder)
             history = conversation.history()
             if not history.unanswered(limit):
-                conversation.render(history, self.settings.agent.name)
                 return
         error: str | None = None
         stopped = False
@@ -362,12 +364,15 @@ class Turns:
         if reply is not None:
             reply.end(End(error=error, stopped=stopped))
             delivered = await reply.delivered(DELIVERY_WAIT)
+        # Off the event loop: the disk's slower moments never hold up another conversation's turn.
+        await asyncio.to_thread(self._settle, conversation, number, answer, delivered)
+
+    @staticmethod
+    def _settle(conversation: Conversation, number: int, answer: Answer, delivered: bool) -> None:
         if delivered:
             conversation.events.append(Delivered(answer=number, via="request"))
         else:
             conversation.keep(number, answer)
-        # After the answer went out, before the lease is let go: one writer at a time.
-        conversation.render(History([*history.events, (number, answer)]), self.settings.agent.name)
 
     async def close(self) -> None:
         for task in list(self._tasks):
