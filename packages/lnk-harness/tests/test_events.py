@@ -10,7 +10,7 @@ from link_plugin.harness import Turns
 from link_plugin.wire import Sender, Thread
 from lnk_harness.conversation import Conversation, History
 from lnk_harness.events import Answer, EventLog, MessageIn, Output
-from lnk_harness.transcript import render
+from lnk_harness.transcript import header, render
 
 WRITERS = 4
 EACH = 40
@@ -51,21 +51,33 @@ def test_a_writer_with_an_old_view_takes_the_next_free_number(tmp_path: Path) ->
     assert (tmp_path / "00000001.json").read_bytes() == first
 
 
-def test_the_transcript_is_rendered_from_the_events(tmp_path: Path) -> None:
+def test_the_transcript_is_rendered_from_the_events_and_grows_with_them(tmp_path: Path) -> None:
     conversation = Conversation(tmp_path, Thread.parse("telegram:5"), Turns())
     log = conversation.events
     log.append(MessageIn(text="Where are my keys?", at=0.0))
     log.append(MessageIn(text="Ana asked me to ask", sender=Sender(who="Bea", hops=1), at=60.0))
-    log.append(Output(turn="t", took=[1, 2], text="On the hook by the door.", at=120.0))
-    log.append(Answer(turn="t", messages=[1, 2], text="On the hook by the door.", waited=True, at=121.0))
-    history = conversation.history()
     conversation.render("main")
-    text = conversation.transcript.read_text()
-    assert text == render(conversation.thread, history.events, "main")
+    log.append(Output(turn="t", took=[1, 2], text="On the hook", at=120.0))
+    log.append(Output(turn="t", took=[], text="by the door.", at=121.0))
+    log.append(Answer(turn="t", messages=[1, 2], text="On the hook\n\nby the door.", waited=True, at=122.0))
+    conversation.render("main")
+    text = conversation.transcript.path.read_text()
+    assert text == header(conversation.thread) + render(conversation.history().events, "main")[0]
     assert text.startswith("# Conversation telegram:5")
     assert "## Owner · 1970-01-01 00:00 UTC\n\nWhere are my keys?" in text
     assert "## Bea (not the owner) · 1970-01-01 00:01 UTC\n\nAna asked me to ask" in text
-    assert "## main · 1970-01-01 00:02 UTC\n\nOn the hook by the door." in text
+    assert "## main · 1970-01-01 00:02 UTC\n\nOn the hook\n\nby the door.\n" in text, "one heading for one turn"
+
+    whole = text
+    with conversation.transcript.path.open("ab") as half:
+        half.write(b"## main \xc2")  # a render that died half-way through appending
+    log.append(MessageIn(text="thanks", at=180.0))
+    conversation.render("main")
+    assert conversation.transcript.path.read_text() == whole + "## Owner · 1970-01-01 00:03 UTC\n\nthanks\n\n"
+
+    conversation.transcript.path.write_text("edited by hand")
+    conversation.render("main")
+    assert conversation.transcript.path.read_text() == whole + "## Owner · 1970-01-01 00:03 UTC\n\nthanks\n\n"
 
 
 def test_a_message_that_came_mid_step_takes_its_place_after_the_tool_results(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """One conversation's folder, `chats/<thread>/`, and what its events say.
 
 events/          every event, written once (events.py)
-conversation.md  the transcript, rendered from the events (what memory indexes)
+conversation.md  the transcript, rendered from the events (what memory indexes), with
+                 conversation.lock its lock, which says how far it got
 turn.json        the lease of the running turn (lease.py), with turn.take its lock
 tools.json       the tools a subagent's conversation was narrowed to: a grant, kept beside
                  the events and not in them, so no turn reads every event to find it
@@ -22,8 +23,8 @@ from link_plugin.files import write_atomic
 from link_plugin.harness import Turns
 from link_plugin.wire import Thread, Undelivered, WireError, narrow
 from lnk_harness.events import Answer, Asked, CallMade, Delivered, EventLog, MessageIn, Numbered, Output, Result
-from lnk_harness.lease import TurnLease, flocked, replace
-from lnk_harness.transcript import render
+from lnk_harness.lease import TurnLease
+from lnk_harness.transcript import Transcript
 
 STEP_BREAK = "\n\n"
 """Between the text of two steps of one answer (before and after a tool call, or a steering message)."""
@@ -136,7 +137,7 @@ class Conversation:
         self.lease = TurnLease(self.folder, turns.lapse)
         self._grant = self.folder / "tools.json"
         self._outbox = self.folder / "outbox"
-        self.transcript = self.folder / "conversation.md"
+        self.transcript = Transcript(self.folder, thread, self.events)
 
     def history(self) -> History:
         return History(self.events.read())
@@ -196,14 +197,7 @@ class Conversation:
         return True
 
     def render(self, agent: str) -> None:
-        """Write conversation.md from the events as they are now.
-
-        Under a lock of its own, reading the events inside it: of two renders, the one that
-        writes last read last, so the transcript never goes back to an older state.
-        """
-        with flocked(self.folder / "conversation.lock"):
-            events = self.events.read()
-            replace(self.transcript, render(self.thread, events, agent).encode())
+        self.transcript.render(agent)
 
 
 def folder_thread(name: str) -> Thread | None:

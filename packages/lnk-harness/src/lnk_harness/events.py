@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import secrets
 import threading
 import time
@@ -29,7 +28,6 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from link_plugin import LinkError
 from link_plugin.wire import Sender
 
-_NAME = re.compile(r"^(\d{8})\.json$")
 _UNNAMED = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
 """Whether a file can be written unnamed and then named by linking it through /proc."""
 
@@ -129,37 +127,47 @@ def event_name(number: int) -> str:
 
 Identity = tuple[int, int, int, int]
 """The events folder on disk: its device and inode, and its first event's inode and time."""
-Key = tuple[int, int, int, int, int]
 
 
 class _Parsed:
-    """Events already read, parsed: an event never changes, so a turn reads again only the listing.
+    """Each conversation's events as already read, parsed, from the first on.
 
-    A cache of what is on disk, never the record: bounded, and keyed by the folder's identity on
-    disk, its first event's included, so a conversation deleted and begun again (even where the
-    file system hands out the same inode again) is read anew.
+    An event never changes and numbers never skip, so a turn reads again only the listing and
+    what's new. A cache of what is on disk, never the record: a few conversations at a time, each
+    keyed by its folder's identity on disk (its first event's included), so a conversation
+    deleted and begun again, even where the file system hands out the same inode, is read anew.
     """
 
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._events: OrderedDict[Key, Event] = OrderedDict()
+    def __init__(self, conversations: int) -> None:
+        self._size = conversations
+        self._known: OrderedDict[Identity, list[Numbered]] = OrderedDict()
         self._lock = threading.Lock()  # a turn settles its answer in a worker thread
 
-    def get(self, key: Key) -> Event | None:
+    def known(self, identity: Identity) -> list[Numbered]:
         with self._lock:
-            event = self._events.get(key)
-            if event is not None:
-                self._events.move_to_end(key)
-            return event
+            events = self._known.get(identity)
+            if events is None:
+                return []
+            self._known.move_to_end(identity)
+            return events[:]
 
-    def put(self, key: Key, event: Event) -> None:
+    def keep(self, identity: Identity, events: list[Numbered]) -> None:
+        """`events` are the conversation's from its first: 1, 2, 3, ..."""
         with self._lock:
-            self._events[key] = event
-            if len(self._events) > self._size:
-                self._events.popitem(last=False)
+            self._known[identity] = events[:]
+            self._known.move_to_end(identity)
+            while len(self._known) > self._size:
+                self._known.popitem(last=False)
+
+    def add(self, identity: Identity, number: int, event: Event) -> None:
+        """An event just written, when it follows what's known."""
+        with self._lock:
+            events = self._known.get(identity)
+            if events is not None and len(events) == number - 1:
+                events.append((number, event))
 
 
-PARSED = _Parsed(4096)
+PARSED = _Parsed(64)
 
 
 class EventLog:
@@ -187,7 +195,9 @@ class EventLog:
             names = os.listdir(self.folder)
         except FileNotFoundError:
             return []
-        found = sorted(int(m.group(1)) for m in map(_NAME.match, names) if m)
+        found = sorted(
+            int(name[:8]) for name in names if len(name) == 13 and name.endswith(".json") and name[:8].isdigit()
+        )
         self._last = found[-1] if found else 0
         return found
 
@@ -207,7 +217,7 @@ class EventLog:
                 self._last = number
                 identity = self.identity()
                 if identity is not None:
-                    PARSED.put((*identity, number), event)
+                    PARSED.add(identity, number, event)
                 return number
 
     @contextmanager
@@ -245,26 +255,31 @@ class EventLog:
 
     def read(self, after: int = 0) -> list[Numbered]:
         """Every event numbered above `after`, in order."""
-        events: list[Numbered] = []
         identity = self.identity()
         if identity is None:
-            return events
-        for number in self.numbers():
-            if number <= after:
-                continue
-            key = (*identity, number)
-            cached = PARSED.get(key)
-            if cached is not None:
-                events.append((number, cached))
-                continue
-            path = self.folder / event_name(number)
-            try:
-                event = _EVENT.validate_json(path.read_bytes())
-            except ValidationError as exc:
-                raise EventError(
-                    f"{path} is not an event this harness can read ({exc.errors()[0]['msg']}).",
-                    "Events are written once by the harness; move the file aside if something else wrote it.",
-                ) from exc
-            PARSED.put(key, event)
-            events.append((number, event))
-        return events
+            return []
+        events = PARSED.known(identity)
+        if events:
+            # Numbers never skip (a writer takes the next free one), so what's new follows on.
+            while (event := self._parse(len(events) + 1)) is not None:
+                events.append((len(events) + 1, event))
+        else:
+            numbers = self.numbers()
+            events = [(number, event) for number in numbers if (event := self._parse(number)) is not None]
+            if not numbers or numbers[-1] != len(numbers):
+                return [(n, e) for n, e in events if n > after]  # a folder with a hole: not cached
+        self._last = len(events)
+        PARSED.keep(identity, events)
+        return events[after:]
+
+    def _parse(self, number: int) -> Event | None:
+        path = self.folder / event_name(number)
+        try:
+            return _EVENT.validate_json(path.read_bytes())
+        except FileNotFoundError:
+            return None
+        except ValidationError as exc:
+            raise EventError(
+                f"{path} is not an event this harness can read ({exc.errors()[0]['msg']}).",
+                "Events are written once by the harness; move the file aside if something else wrote it.",
+            ) from exc

@@ -36,7 +36,7 @@ def replace(path: Path, data: bytes) -> None:
 
 
 @contextmanager
-def flocked(path: Path) -> Iterator[None]:
+def flocked(path: Path) -> Iterator[int]:
     """Hold an exclusive lock on `path` (made if missing); the kernel lets go if the holder dies."""
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
@@ -45,7 +45,7 @@ def flocked(path: Path) -> Iterator[None]:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        yield fd
     finally:
         os.close(fd)
 
@@ -81,7 +81,7 @@ class TurnLease:
         self._lock_path = folder / "turn.take"
         self.lapse = lapse
 
-    def locked(self) -> AbstractContextManager[None]:
+    def locked(self) -> AbstractContextManager[int]:
         return flocked(self._lock_path)
 
     def read(self) -> Lease | None:

@@ -54,6 +54,15 @@ STOPPED_CALL = "This call was not made: a new message stopped the turn."
 NO_SUCH_TOOL = "There is no tool named {name} in this conversation; the call was not made."
 
 
+@dataclass(frozen=True)
+class Settle:
+    """A finished answer, and whether its request took it whole."""
+
+    number: int
+    answer: Answer
+    delivered: bool
+
+
 @dataclass
 class Running:
     """This process's view of a turn it runs."""
@@ -167,12 +176,15 @@ class Turns:
         assert this is not None
         renewer = asyncio.create_task(self._renew(conversation, running, this))
         keep_lease = False
+        settle: Settle | None = None
         try:
             if taken.lapsed is not None:
-                await self._turn(conversation, running, None if own is None else own - 1, None, recovering=True)
+                first = await self._turn(conversation, running, None if own is None else own - 1, None, recovering=True)
+                if first is not None:
+                    await asyncio.to_thread(self._settle, conversation, first)
             if own is not None:
                 limit = None if self.settings.turns.busy == "steer" else own
-                await self._turn(conversation, running, limit, reply)
+                settle = await self._turn(conversation, running, limit, reply)
         except asyncio.CancelledError:
             keep_lease = True
             if not running.lost:
@@ -190,7 +202,8 @@ class Turns:
             renewer.cancel()
             self._running.pop(conversation.folder, None)
             if not keep_lease:
-                await asyncio.to_thread(conversation.lease.let_go, running.holder)
+                # Off the event loop, in one go: the disk's slow moments hold up no other turn.
+                await asyncio.to_thread(self._close, conversation, running.holder, settle)
             self._signal(conversation.folder)
             if not keep_lease:
                 # After letting go, so the next turn needn't wait for the transcript.
@@ -227,14 +240,14 @@ class Turns:
         reply: Reply | None,
         *,
         recovering: bool = False,
-    ) -> None:
+    ) -> Settle | None:
         """Answer the conversation's unanswered messages up to `limit` (None: all, and any that steer in)."""
         history = conversation.history()
         if recovering:
             self._settle_lapsed(conversation, history, running.holder)
             history = conversation.history()
             if not history.unanswered(limit):
-                return
+                return None
         error: str | None = None
         stopped = False
         narrowed = conversation.narrowed()
@@ -267,7 +280,7 @@ class Turns:
                 # ends as every turn does, so the next one doesn't take this one's text for its own.
                 error = exc.message
                 log.warning("%s: %s", conversation.thread, exc)
-        await self._answer(conversation, running, limit, reply, error, stopped)
+        return await self._answer(conversation, running, limit, reply, error, stopped)
 
     async def _ask(
         self,
@@ -348,7 +361,7 @@ class Turns:
         reply: Reply | None,
         error: str | None,
         stopped: bool,
-    ) -> None:
+    ) -> Settle:
         history = conversation.history()
         answered = [m for m in history.unanswered(limit) if m in history.taken or error is not None]
         answer = Answer(
@@ -364,15 +377,20 @@ class Turns:
         if reply is not None:
             reply.end(End(error=error, stopped=stopped))
             delivered = await reply.delivered(DELIVERY_WAIT)
-        # Off the event loop: the disk's slower moments never hold up another conversation's turn.
-        await asyncio.to_thread(self._settle, conversation, number, answer, delivered)
+        return Settle(number, answer, delivered)
 
     @staticmethod
-    def _settle(conversation: Conversation, number: int, answer: Answer, delivered: bool) -> None:
-        if delivered:
-            conversation.events.append(Delivered(answer=number, via="request"))
+    def _settle(conversation: Conversation, settle: Settle) -> None:
+        """The answer went out on its request, or waits for /_link/recover."""
+        if settle.delivered:
+            conversation.events.append(Delivered(answer=settle.number, via="request"))
         else:
-            conversation.keep(number, answer)
+            conversation.keep(settle.number, settle.answer)
+
+    def _close(self, conversation: Conversation, holder: str, settle: Settle | None) -> None:
+        if settle is not None:
+            self._settle(conversation, settle)
+        conversation.lease.let_go(holder)
 
     async def close(self) -> None:
         for task in list(self._tasks):
