@@ -102,3 +102,23 @@ def test_a_conversation_deleted_and_begun_again_is_read_anew(tmp_path: Path) -> 
     shutil.rmtree(folder)
     EventLog(folder).append(MessageIn(text="a fresh start"))
     assert [e.text for _, e in EventLog(folder).read() if isinstance(e, MessageIn)] == ["a fresh start"]
+
+
+def test_the_model_gets_the_newest_of_a_long_conversation_from_a_message_on(tmp_path: Path) -> None:
+    from lnk_harness.events import Asked, Result
+
+    log = EventLog(tmp_path)
+    for turn in range(50):
+        asked = log.append(MessageIn(text=f"question {turn}"))
+        log.append(Output(turn="t", took=[asked], calls=[Asked(id=f"c{turn}", name="search", arguments="{}")]))
+        log.append(Result(turn="t", call=f"c{turn}", name="search", content="x" * 1000))
+        log.append(Output(turn="t", took=[], text=f"answer {turn}"))
+        log.append(Answer(turn="t", messages=[asked], text=f"answer {turn}", waited=True))
+    now = log.append(MessageIn(text="the newest"))
+    shown = History(log.read()).model_messages([now], budget=5_000)
+    # the last turn whole, then what fits in 5,000 characters: three turns of about 1,200
+    assert shown[0] == {"role": "user", "content": "question 46"}, "it starts at a message, never at a tool result"
+    assert shown[-1] == {"role": "user", "content": "the newest"}
+    assert len(shown) == 4 * 4 + 1
+    whole = History(log.read()).model_messages([now])
+    assert whole[0]["content"] == "question 0" and len(whole) == 50 * 4 + 1

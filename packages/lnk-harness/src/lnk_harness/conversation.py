@@ -11,6 +11,7 @@ outbox/          finished answers nobody waited for, until the bridge says they 
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +28,9 @@ from lnk_harness.lease import TurnLease
 from lnk_harness.transcript import Transcript
 
 STEP_BREAK = "\n\n"
+HISTORY_CHARS = 100_000
+"""How much of a conversation's past goes to the model (about 25,000 tokens); what's older is in
+conversation.md, which memory searches."""
 """Between the text of two steps of one answer (before and after a tool call, or a steering message)."""
 
 
@@ -104,11 +108,12 @@ class History:
         first = next(iter(self.messages.values()), None)
         return first is None or first.sender is None
 
-    def model_messages(self, show: list[int]) -> list[dict[str, Any]]:
+    def model_messages(self, show: list[int], budget: int = HISTORY_CHARS) -> list[dict[str, Any]]:
         """The conversation in OpenAI's message shape, with `show` (new messages) at the end.
 
         A message takes its place where the model first saw it (the output that `took` it), so
-        a message that arrived mid-turn never lands between a tool call and its result.
+        a message that arrived mid-turn never lands between a tool call and its result. Of what
+        came before the running turn, the newest `budget` characters go, from a message on.
         """
         out: list[dict[str, Any]] = []
         for _, event in self.events:
@@ -125,8 +130,23 @@ class History:
                 out.append(said)
             elif isinstance(event, Result):
                 out.append({"role": "tool", "tool_call_id": event.call, "content": event.content})
-        out += [{"role": "user", "content": speaker_line(self.messages[m])} for m in show]
-        return out
+        return window(out, budget) + [{"role": "user", "content": speaker_line(self.messages[m])} for m in show]
+
+
+def window(messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    """The newest messages within `budget` characters, starting at a user's message; the running
+    turn's (from its last user message on) whatever their size."""
+    users = [i for i, message in enumerate(messages) if message["role"] == "user"]
+    if not users:
+        return messages
+    start, used = users[-1], 0
+    for i in range(users[-1] - 1, -1, -1):
+        used += len(json.dumps(messages[i], ensure_ascii=False))
+        if used > budget:
+            break
+        if messages[i]["role"] == "user":
+            start = i
+    return messages[start:]
 
 
 class Conversation:

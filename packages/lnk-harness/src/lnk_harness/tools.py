@@ -85,9 +85,9 @@ class Toolbox:
     _asking: dict[str, asyncio.Task[list[ToolSpec]]] = field(default_factory=dict)
 
     async def warm(self) -> None:
-        """List every server before the first message needs them (the MCP SDK loads slowly)."""
+        """List every server before the first message needs them."""
         if self.addresses:
-            await asyncio.to_thread(importlib.import_module, "mcp")
+            await asyncio.to_thread(importlib.import_module, "mcp")  # off the event loop: it loads slowly
             await asyncio.gather(*(self._list(server) for server in self.addresses))
 
     async def _list(self, server: str) -> list[ToolSpec]:
