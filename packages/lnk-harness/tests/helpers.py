@@ -101,14 +101,11 @@ class Harness:
         self.process = None
 
     def stop(self) -> None:
+        """As Link stops it: SIGTERM, and it must be gone within its graceful shutdown's seconds."""
         if self.process is None:
             return
         self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        self.process.wait(timeout=15)
         self.process = None
 
     def restart(self) -> Harness:
