@@ -138,8 +138,9 @@ class _Parsed:
     deleted and begun again, even where the file system hands out the same inode, is read anew.
     """
 
-    def __init__(self, conversations: int) -> None:
+    def __init__(self, conversations: int, events: int) -> None:
         self._size = conversations
+        self._events = events
         self._known: OrderedDict[Identity, list[Numbered]] = OrderedDict()
         self._lock = threading.Lock()  # a turn settles its answer in a worker thread
 
@@ -156,7 +157,7 @@ class _Parsed:
         with self._lock:
             self._known[identity] = events[:]
             self._known.move_to_end(identity)
-            while len(self._known) > self._size:
+            while len(self._known) > self._size or sum(map(len, self._known.values())) > self._events:
                 self._known.popitem(last=False)
 
     def add(self, identity: Identity, number: int, event: Event) -> None:
@@ -167,7 +168,7 @@ class _Parsed:
                 events.append((number, event))
 
 
-PARSED = _Parsed(64)
+PARSED = _Parsed(conversations=64, events=50_000)
 
 
 class EventLog:
