@@ -15,7 +15,9 @@ class Served:
     where it was after a stop, as a restarted service does)."""
 
     def __init__(self, app: Any, port: int = 0) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # Named TCP, so asyncio turns Nagle off on each connection: a stand-in answering in
+        # pieces on a kept-alive connection would otherwise wait out the client's delayed ACK.
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", port))
         self.port: int = self._sock.getsockname()[1]
