@@ -9,8 +9,9 @@ import os
 import signal
 from pathlib import Path
 
-from world import World, wait_until
+from world import TOOL, World, wait_until
 
+from link_conformance import Reply, ToolCall
 from link_plugin.files import read_toml
 
 
@@ -83,6 +84,29 @@ def test_the_bridge_carries_messages_to_the_harness_and_is_started_again(world: 
     )
     (chat / "inbox" / "2.txt").write_text("again")
     assert wait_until(lambda: (chat / "outbox" / "2.txt").exists() and (chat / "outbox" / "2.txt").read_text()) == "ok"
+
+
+def test_a_tool_call_is_asked_in_the_owners_chat(world: World) -> None:
+    _agent(world, "work")
+    _connect(world, "work", "tok-ask1")
+    world.lnk("sandbox", "tool", "add", "words", "--", *TOOL)
+    world.start("work")
+    assert wait_until(lambda: world.records("bridge"))[-1]["approvals"] == str(world.agent("work").run.control)
+    world.provider.script(
+        Reply(tool_calls=[ToolCall("erase", {"word": "old"})]),
+        lambda recorded: Reply(text=f"The tool said: {recorded.json['messages'][-1]['content']}"),
+    )
+    chat = world.root / "chat-work"
+    (chat / "inbox" / "1.txt").write_text("erase old, please")
+    question = wait_until(lambda: list((chat / "outbox").glob("question-*.txt")), what="the question in the chat")
+    assert question[0].read_text().startswith("words wants to run erase with")
+    assert not (world.root / "tool-calls").exists()  # nothing ran before the owner answered
+    (chat / "inbox" / "2.txt").write_text("yes")
+    answer = wait_until(lambda: (chat / "outbox" / "1.txt").exists() and (chat / "outbox" / "1.txt").read_text())
+    assert answer == "The tool said: erased old"
+    assert (world.root / "tool-calls").read_text() == "erase old\n"
+    said = [r.json["messages"][-1].get("content") for r in world.provider.requests]
+    assert "yes" not in said  # the owner's answer went to lnk, never to the harness as a message
 
 
 def test_one_bot_per_agent_and_what_connect_refuses(world: World) -> None:

@@ -1,30 +1,21 @@
 """Tool calls waiting for the owner's yes or no.
 
 A call not in its server's "don't ask first" list waits here until the owner answers it through
-lnk's control socket (`lnk agent chat` asks in the terminal, `lnk agent approve` answers from any
-other). The socket is in ~/.config/lnk, which no sandbox reaches, so a harness can't answer for
-the owner; the question's ID is never shown to the harness either.
+lnk's control socket: a channel's bridge asks in the owner's chat, `lnk agent chat` in the
+terminal, `lnk agent approve` from any other. The socket is in ~/.config/lnk, which no sandbox
+reaches, so a harness can't answer for the owner; the question's ID is never shown to it either.
 """
 
 from __future__ import annotations
 
 import asyncio
 import secrets
-import time
 from typing import Any
 
-from pydantic import BaseModel, Field
+from link_plugin.approvals import Question
 
 TIMEOUT = 300.0
 """How long a call waits for the owner before it is refused."""
-
-
-class Question(BaseModel):
-    id: str
-    tool: str
-    call: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    asked: float = Field(default_factory=time.time)
 
 
 class Approvals:

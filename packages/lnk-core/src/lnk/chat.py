@@ -9,21 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import json
 import re
 import sys
 import threading
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.markup import escape
 
+from link_plugin.approvals import ApprovalsClient, Question, reads_as
 from link_plugin.endpoint import EndpointClient, EndpointError
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef
 from link_plugin.wire import Thread
 from lnk.agents import Agent
-from lnk.approvals import Question
-from lnk.control import async_client
 from lnk.runstate import RunSpec
 
 CHANNEL = "terminal"
@@ -64,36 +63,27 @@ class Chat:
         self.err = err
         self.client = EndpointClient(spec.endpoint, AgentRef(name=agent.name, id=agent.id, owner=spec.owner))
         self.thread = thread_of()
+        self.approvals = ApprovalsClient(str(agent.run.control))
         self.asked: set[str] = set()
 
     async def ask_owner(self, lines: Lines, question: Question) -> None:
-        arguments = json.dumps(question.arguments, ensure_ascii=False)
-        self.err.print(
-            f"\n[yellow]{question.tool} wants to run [bold]{question.call}[/bold] with {arguments[:500]}.[/yellow]"
-            " Allow it? [y/N] ",
-            end="",
-            markup=True,
-            highlight=False,
-        )
-        said = await lines.next()
-        allow = (said or "").strip().lower() in ("y", "yes")
-        async with async_client(self.agent) as control:
-            await control.post(f"/approvals/{question.id}", json={"allow": allow})
+        self.err.print(f"\n[yellow]{escape(question.wording())}[/yellow] ", end="", highlight=False)
+        allow = reads_as((await lines.next()) or "") is True
+        await self.approvals.answer(question.id, allow)
         self.err.print("[green]allowed[/green]" if allow else "[red]refused[/red]")
 
     async def watch(self, lines: Lines) -> None:
         """Ask the owner each tool call that waits for them, while an answer is being written."""
-        async with async_client(self.agent) as control:
-            while True:
-                try:
-                    found = [Question.model_validate(q) for q in (await control.get("/approvals")).json()]
-                except Exception:
-                    found = []
-                for question in found:
-                    if question.id not in self.asked:
-                        self.asked.add(question.id)
-                        await self.ask_owner(lines, question)
-                await asyncio.sleep(0.3)
+        while True:
+            try:
+                found = await self.approvals.waiting()
+            except EndpointError:
+                found = []
+            for question in found:
+                if question.id not in self.asked:
+                    self.asked.add(question.id)
+                    await self.ask_owner(lines, question)
+            await asyncio.sleep(0.3)
 
     async def say(self, text: str, lines: Lines, write: Callable[[str], None]) -> None:
         watcher = asyncio.create_task(self.watch(lines))

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
 
+from link_plugin.approvals import ApprovalsClient, Question
 from lnk.agents import Agent
-from lnk.approvals import Question
 
 BASE = "http://lnk"
 
 
 def client(agent: Agent, timeout: float = 10.0) -> httpx.Client:
     return httpx.Client(transport=httpx.HTTPTransport(uds=str(agent.run.control)), base_url=BASE, timeout=timeout)
-
-
-def async_client(agent: Agent, timeout: float = 10.0) -> httpx.AsyncClient:
-    transport = httpx.AsyncHTTPTransport(uds=str(agent.run.control))
-    return httpx.AsyncClient(transport=transport, base_url=BASE, timeout=timeout)
 
 
 def status(agent: Agent) -> dict[str, Any] | None:
@@ -30,11 +26,13 @@ def status(agent: Agent) -> dict[str, Any] | None:
         return None
 
 
+def approvals(agent: Agent) -> ApprovalsClient:
+    return ApprovalsClient(str(agent.run.control))
+
+
 def waiting(agent: Agent) -> list[Question]:
-    with client(agent) as c:
-        return [Question.model_validate(q) for q in c.get("/approvals").raise_for_status().json()]
+    return asyncio.run(approvals(agent).waiting())
 
 
 def answer(agent: Agent, question: str, allow: bool) -> bool:
-    with client(agent) as c:
-        return c.post(f"/approvals/{question}", json={"allow": allow}).status_code == 200
+    return asyncio.run(approvals(agent).answer(question, allow))

@@ -321,6 +321,7 @@ class Supervisor:
                 secrets=secrets_of(agent, channel, entry),
                 folder=str(agent.config.channel(channel)) if entry.device else None,
                 steered=entry.steered,
+                approvals=str(agent.run.control),
             )
             argv = [require(channel_executable(channel)), "bridge"]
             process = await _spawn(argv, dict(os.environ), None, self.bridge_log(channel), asyncio.subprocess.PIPE)
