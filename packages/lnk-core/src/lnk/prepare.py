@@ -173,18 +173,37 @@ def _install_once(agent: Agent, harness: Harness, env: dict[str, str], sandboxed
     write_atomic(marker, installed, mode=0o644)
 
 
-def proxy_port(block: list[int]) -> int:
-    """Where a sandboxed harness's proxy answers: in its own network on Linux, the block's last port on a Mac."""
-    return block[-1] if sys.platform == "darwin" else PROXY_PORT
+def proxy_port(block: list[int]) -> int | None:
+    """Where a sandboxed harness's proxy answers, when lnk names it: on a Mac, the block's last port
+    on this machine's loopback; on Linux the sandbox's own (PROXY_PORT), in the harness's network."""
+    return block[-1] if sys.platform == "darwin" else None
+
+
+def _forbidden(hint: str | None = None) -> LinkError:
+    return LinkError(
+        "This machine forbids running an agent without a sandbox (unsandboxed = false in machine.toml).", hint
+    )
+
+
+def _sandboxing(agent: Agent, harness: Harness, needs: Needs, options: StartOptions, say: Say) -> tuple[bool, Decision]:
+    """Ask for what the harness needs beyond the defaults; whether it runs in a sandbox, and the answer."""
+    decision = Decision()
+    if needs.permissions or needs.risks:
+        decision = ask_needs(agent, harness.name, needs, yes=options.yes, allow_unsandboxed=options.allow_unsandboxed)
+    sandboxed = not options.no_sandbox and "unsandboxed" not in decision.granted
+    if not sandboxed and load_machine(agent.layout).unsandboxed is False:
+        raise _forbidden()
+    if not sandboxed:
+        why = "for this start (--no-sandbox)" if options.no_sandbox else f"as granted to {harness.name}"
+        say(f"[yellow]{agent.name} runs without a sandbox {why}: it reads and writes all you can.[/yellow]")
+    else:
+        require(SANDBOX)
+    return sandboxed, decision
 
 
 def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSpec]:
-    machine = load_machine(agent.layout)
-    if options.no_sandbox and machine.unsandboxed is False:
-        raise LinkError(
-            "This machine forbids running an agent without a sandbox (unsandboxed = false in machine.toml).",
-            "Start it without --no-sandbox.",
-        )
+    if options.no_sandbox and load_machine(agent.layout).unsandboxed is False:
+        raise _forbidden("Start it without --no-sandbox.")
     harness = harness_of(agent, options.harness)
     model = choose_model(agent, options.model)
     ports_answer = harness.ports(agent.port)
@@ -203,22 +222,9 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         endpoint_f = pool.submit(harness.endpoint, block[0])
         channels_f = pool.submit(harness.channels, question)
         folders_f = pool.submit(harness.folders, block[0])
-    needs: Needs = needs_f.result()
     endpoint: Endpoint | None = endpoint_f.result()
 
-    decision = Decision()
-    if needs.permissions or needs.risks:
-        decision = ask_needs(agent, harness.name, needs, yes=options.yes, allow_unsandboxed=options.allow_unsandboxed)
-    sandboxed = not options.no_sandbox and "unsandboxed" not in decision.granted
-    if not sandboxed and machine.unsandboxed is False:
-        raise LinkError(
-            "This machine forbids running an agent without a sandbox (unsandboxed = false in machine.toml)."
-        )
-    if not sandboxed:
-        why = "for this start (--no-sandbox)" if options.no_sandbox else f"as granted to {harness.name}"
-        say(f"[yellow]{agent.name} runs without a sandbox {why}: it reads and writes all you can.[/yellow]")
-    else:
-        require(SANDBOX)
+    sandboxed, decision = _sandboxing(agent, harness, needs_f.result(), options, say)
 
     secret = secrets.token_urlsafe(24)
     gateway = f"http://127.0.0.1:{gateway_port}/{secret}"
@@ -228,7 +234,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
     memory_tool = memory.define(agent, notes_writable)
     tools = tools_for(agent.layout, agent.name)
     if sandboxed:
-        urls = {tool.name: tool_url(tool.name, proxy_port(block)) for tool in tools}
+        urls = {tool.name: tool_url(tool.name, proxy_port(block) or PROXY_PORT) for tool in tools}
     else:
         urls = {tool.name: f"{gateway}{TOOLS_PATH}{tool.name}/mcp" for tool in tools}
     ref = model_ref(agent, model, sandboxed, gateway)
@@ -278,7 +284,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
             ports=harness_ports,
             model_port=loopback_port(ref.url) if ref.provider == "local" else None,
             tools=sorted(urls),
-            proxy_port=block[-1] if sys.platform == "darwin" else None,
+            proxy_port=proxy_port(block),
         )
     spec = RunSpec(
         agent=agent.name,

@@ -138,7 +138,8 @@ class Supervisor:
         ever_ready = False
         while not self.stopping.is_set():
             try:
-                process, first = (first, None) if first is not None else (await spawn(), None)
+                process = first if first is not None else await spawn()
+                first = None
             except (OSError, LinkError) as exc:
                 child.state, child.detail = "failed", str(exc)
                 self.save(part)
@@ -336,9 +337,7 @@ class Supervisor:
         return self.agent.logs / f"bridge-{channel}.log"
 
     async def bridge_ready(self, process: Any) -> bool:
-        """A bridge is taken as running once it has lasted a moment without ending."""
-        with suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), 1.0)
+        """A bridge says nothing of itself: it runs while its process does (one that ends is started again)."""
         return process.returncode is None
 
     async def wait_for_harness(self) -> bool:
