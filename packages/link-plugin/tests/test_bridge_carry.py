@@ -12,7 +12,7 @@ import pytest
 from test_bridge_answer import Chat
 
 from link_plugin import wire
-from link_plugin.bridge.carry import UNREACHABLE, Carrier, Pace
+from link_plugin.bridge.carry import INTERRUPTED, UNREACHABLE, Carrier, Pace
 from link_plugin.bridge.recovery import Recovery
 from link_plugin.channel import EndpointRef
 from link_plugin.endpoint import EndpointClient
@@ -183,6 +183,29 @@ def test_recovery_delivers_its_channels_answers_and_confirms_each(harness: Scrip
     assert bridge.place("6").finals == ["chat 6 is down"], "an answer that couldn't go is handed over again"
     assert [a.id for a in harness.kept] == [other]
     assert "couldn't be delivered" in bridge.log[0]
+
+
+def test_an_answer_that_broke_off_is_asked_for_until_it_comes(harness: ScriptedHarness) -> None:
+    """The restarted harness answers before it finished the dead one's turn: the answer comes later."""
+    harness.script = lambda text: Answer(["once upon ", "a time"], crash_after=1, kept_at_once=False)
+    bridge = Bridge(harness.ref)
+    place = bridge.place("3")
+
+    async def main() -> None:
+        recovery = asyncio.create_task(bridge.recovery.run())
+        await until(lambda: harness.recovers == 1)
+        await bridge.carrier.carry("3", "a story", place)
+        await until(lambda: harness.recovers >= 3)  # asked again and again, with nothing there yet
+        harness.keep("chat:3", "once upon a time")
+        await until(lambda: len(place.finals) == 2)
+        asked = harness.recovers
+        await asyncio.sleep(0.3)
+        assert harness.recovers == asked, "once the owed answer came, recovery waits for the next loss"
+        recovery.cancel()
+
+    run(main)
+    assert place.finals[0].endswith(INTERRUPTED)
+    assert place.finals[1] == "once upon a time"
 
 
 def test_recovery_waits_for_an_endpoint_that_is_not_up_yet(harness: ScriptedHarness) -> None:

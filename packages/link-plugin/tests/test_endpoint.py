@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
@@ -152,6 +153,15 @@ def test_nobody_listening_is_unreachable() -> None:
     client = EndpointClient(EndpointRef(url="http://127.0.0.1:9/v1", key=KEY), AGENT)
     with pytest.raises(EndpointUnreachable):
         asyncio.run(client.recover())
+
+
+def test_a_port_that_takes_the_connection_and_answers_nothing_is_unreachable() -> None:
+    """As a sandbox's published port does before the harness inside listens: no hang, no other error."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        client = EndpointClient(EndpointRef(url=f"http://127.0.0.1:{port}/v1", key=KEY), AGENT, timeout=0.3)
+        with pytest.raises(EndpointUnreachable, match="answered nothing"):
+            asyncio.run(asyncio.wait_for(client.recover(), 5))
 
 
 def test_refusal_carries_the_status(harness: Harness) -> None:

@@ -179,7 +179,14 @@ class EndpointClient:
         connection = _Connection(reader, writer, f"{self._host}:{self._port}")
         try:
             if self._endpoint.proof:
-                await self._prove(connection)
+                try:
+                    await self._prove(connection)
+                except TimeoutError:
+                    # A port taken by a listener that never answers (a sandbox's, before its harness
+                    # listens): nothing was sent but the challenge, so it is only unreachable.
+                    raise EndpointUnreachable(
+                        f"{self._endpoint.url} took the connection and answered nothing within {self._timeout:g} s"
+                    ) from None
             yield connection
         except (ConnectionError, h11.RemoteProtocolError, asyncio.IncompleteReadError) as exc:
             raise EndpointUnreachable(f"the connection to {self._endpoint.url} broke ({exc})") from exc

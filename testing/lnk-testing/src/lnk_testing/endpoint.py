@@ -48,6 +48,9 @@ class Answer:
     crash_after: int | None = None
     """Break the connection after this many pieces, as a harness that died mid-answer; the whole
     answer is then kept for recovery, as the harness finishing the turn after its restart would."""
+    kept_at_once: bool = True
+    """False: the crash keeps nothing, and the test `keep`s the answer later, as a restarted harness
+    does once the dead one's lease lapsed and the model answered again."""
 
 
 @dataclass
@@ -182,7 +185,8 @@ class ScriptedHarness(Restartable):
                     await asyncio.sleep(0.01)
             for index, piece in enumerate(answer.pieces):
                 if answer.crash_after is not None and index >= answer.crash_after:
-                    self.keep(thread, "".join(answer.pieces))
+                    if answer.kept_at_once:
+                        self.keep(thread, "".join(answer.pieces))
                     raise ConnectionAbortedError("the stand-in harness died mid-answer")
                 if answer.delay:
                     await asyncio.sleep(answer.delay)

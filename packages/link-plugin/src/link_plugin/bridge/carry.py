@@ -146,7 +146,7 @@ class Carrier:
         except (EndpointUnreachable, ProofFailed) as exc:
             if answer is None:
                 raise
-            self._recovery.lost()
+            self._recovery.lost(owed=thread)
             self._log(f"{thread}: the endpoint broke mid-answer ({exc}); the answer comes by recovery")
             return answer.finish(INTERRUPTED)
         except EndpointError as exc:

@@ -2,23 +2,29 @@
 
 The bridge asks `/_link/recover` as it starts and whenever the endpoint answers again after it
 couldn't be reached, never on a timer while all is well. While the endpoint is unreachable it is
-probed every few seconds; each probe is proven before the key is sent, like any message. Each
-answer for this channel goes to its chat and is then confirmed; one delivered but not yet
-confirmed is confirmed again without being delivered twice. Answers for another channel's threads
-are left for that channel's bridge.
+probed every few seconds; each probe is proven before the key is sent, like any message. An
+answer that broke off mid-way is owed: a restarted harness finishes its turn only once the dead
+one's lease lapses, after it answers again, so while an answer is owed recovery is asked every
+few seconds until it comes (up to `OWED`). Each answer for this channel goes to its chat and is
+then confirmed; one delivered but not yet confirmed is confirmed again without being delivered
+twice. Answers for another channel's threads are left for that channel's bridge.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 
 from link_plugin import wire
 from link_plugin.endpoint import EndpointClient, EndpointError, EndpointUnreachable, ProofFailed
 
 PROBE = 2.0
-"""Seconds between probes of an unreachable endpoint."""
+"""Seconds between probes of an unreachable endpoint, and between asks while an answer is owed."""
+OWED = 900.0
+"""Seconds an answer that broke off is asked for: the harness's lease lapses (60 s by default),
+then the model answers the turn again."""
 
 Deliver = Callable[[str, str], Awaitable[None]]
 """Send a recovered answer: (chat id, text)."""
@@ -27,13 +33,23 @@ Log = Callable[[str], None]
 
 class Recovery:
     def __init__(
-        self, client: EndpointClient, channel: str, deliver: Deliver, log: Log, *, probe: float = PROBE
+        self,
+        client: EndpointClient,
+        channel: str,
+        deliver: Deliver,
+        log: Log,
+        *,
+        probe: float = PROBE,
+        owed_for: float = OWED,
     ) -> None:
         self._client = client
         self._channel = channel
         self._deliver = deliver
         self._log = log
         self._probe = probe
+        self._owed_for = owed_for
+        self._owed: dict[str, float] = {}
+        """Threads whose answer broke off, and until when it is asked for."""
         self._reachable = asyncio.Event()
         self._lost = asyncio.Event()
         self._wake = asyncio.Event()
@@ -41,8 +57,11 @@ class Recovery:
         self.rounds = 0
         """How many times recovery was asked and answered."""
 
-    def lost(self) -> None:
-        """A message found the endpoint unreachable: recover when it answers again."""
+    def lost(self, owed: wire.Thread | None = None) -> None:
+        """A message found the endpoint unreachable (or its answer broke off in `owed`): recover when
+        it answers again, and for an owed answer, until it comes."""
+        if owed is not None:
+            self._owed[str(owed)] = time.monotonic() + self._owed_for
         self._reachable.clear()
         self._lost.set()
 
@@ -60,12 +79,25 @@ class Recovery:
         return True
 
     async def run(self) -> None:
-        """Recover now, then again each time the endpoint comes back. Runs until cancelled."""
+        """Recover now, then again each time the endpoint comes back, and every few seconds while an
+        answer is owed. Runs until cancelled."""
         while True:
             await self._recover_when_reached()
             self._reachable.set()
-            await self._lost.wait()
+            if self._still_owed():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._lost.wait(), self._probe)
+            else:
+                await self._lost.wait()
             self._lost.clear()
+
+    def _still_owed(self) -> bool:
+        now = time.monotonic()
+        for thread, until in list(self._owed.items()):
+            if until < now:
+                del self._owed[thread]
+                self._log(f"recovery: the answer owed in {thread} never came; no longer asking for it")
+        return bool(self._owed)
 
     async def _recover_when_reached(self) -> None:
         said = False
@@ -104,4 +136,5 @@ class Recovery:
                     self._log(f"recovery: an answer for {thread} couldn't be delivered ({type(exc).__name__}: {exc})")
                     continue
                 self._delivered.add(answer.id)
+            self._owed.pop(str(thread), None)
             await self._client.confirm([answer.id])
