@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import httpx
@@ -11,6 +12,7 @@ from helpers import Harness, ask, events, settings_for, wait_until
 from link_conformance.provider import Reply, StandInProvider
 from link_plugin import wire
 from link_plugin.harness import AgentRef
+from lnk_harness.agents import load
 
 ANA = AgentRef(name="main", id="anamainagent", owner="ana@laptop")
 BO = AgentRef(name="main", id="bomainagent1", owner="github-4242")
@@ -77,3 +79,19 @@ def test_two_agents_sharing_a_folder_are_refused(tmp_path: Path, provider: Stand
         harness.stop()
         raise AssertionError("two agents with one chats folder were served")
     assert "a folder of its own" in harness.output()
+
+
+def test_a_server_named_twice_is_listed_once_as_memory(tmp_path: Path) -> None:
+    """Link names the memory tool among the agent's tools and at $LNK_MEMORY: one server, one name."""
+    memory, other = "http://127.0.0.1:3128/_link/tools/memory-x/mcp", "http://127.0.0.1:3128/_link/tools/docs/mcp"
+    settings = settings_for(tmp_path, ANA, "http://127.0.0.1:9/v1", tools={"memory-x": memory, "docs": other})
+    path = tmp_path / "settings.json"
+    path.write_text(settings.model_dump_json())
+    env = {"LNK_MEMORY": memory, "LNK_TOOLS": json.dumps({"memory-x": memory, "docs": other})}
+
+    async def load_one() -> dict[str, str]:
+        async with httpx.AsyncClient() as http:
+            (agent,) = load([path], path, env, http)
+            return agent.turns.toolbox.addresses
+
+    assert asyncio.run(load_one()) == {"docs": other, "memory": memory}

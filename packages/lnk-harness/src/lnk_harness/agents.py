@@ -68,6 +68,15 @@ def env_tools(env: Mapping[str, str]) -> dict[str, str]:
     return tools
 
 
+def once_each(tools: dict[str, str]) -> dict[str, str]:
+    """One name per server: Link names the memory tool among the agent's tools and at $LNK_MEMORY,
+    and a server named twice would be listed twice at every turn. `memory` is the name kept."""
+    kept: dict[str, str] = {}
+    for name in sorted(tools, key=lambda name: name != MEMORY):
+        kept.setdefault(tools[name], name)
+    return {name: address for name, address in tools.items() if kept[address] == name}
+
+
 def read_settings(path: Path) -> HarnessSettings:
     try:
         text = path.read_text()
@@ -96,7 +105,7 @@ def load(paths: list[Path], own: Path | None, env: Mapping[str, str], http: http
         tools = dict(settings.tools)
         if own is not None and path.resolve() == own.resolve():
             tools.update(extra)
-        agent = Agent(settings, Turns(settings, Toolbox(tools), http))
+        agent = Agent(settings, Turns(settings, Toolbox(once_each(tools)), http))
         if agent.key in agents:
             raise LinkError(f"{path}: the agent {agent.key.id} of {agent.key.owner} is named twice")
         folder = Path(settings.folders.chats).resolve()
