@@ -1,0 +1,137 @@
+"""A machine of the suite's own: a home in a temporary folder, `lnk` on its PATH as pipx would put it,
+and every lnk command run as a person runs it, in an environment that names nothing of the tests.
+
+Link's two roots are where they are on a real machine, under that home (`~/.config/lnk`,
+`~/Link/Agents`), named too by LNK_CONFIG_DIR and LNK_AGENTS_DIR so nothing reaches a real home.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import tomllib
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from lnk_e2e import processes
+from lnk_e2e.release import Release
+
+KEPT = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+"""What of the tests' environment a person's shell has too; the rest (the dev environment's PATH,
+its virtual environment) stays out. pip's own settings (PIP_*) are kept: lnk installs with pip."""
+
+
+class Machine:
+    def __init__(self, root: Path, lnk: Path, release: Release, model: str, telegram: str) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.config = self.home / ".config" / "lnk"
+        self.agents = self.home / "Link" / "Agents"
+        self.lnk_program = lnk
+        bin_folder = root / "bin"
+        bin_folder.mkdir(parents=True, exist_ok=True)
+        self.home.mkdir(parents=True, exist_ok=True)
+        (bin_folder / "lnk").symlink_to(lnk)
+        self.env = {
+            **{name: value for name, value in os.environ.items() if name in KEPT or name.startswith("PIP_")},
+            "PATH": f"{bin_folder}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.home),
+            "USER": os.environ.get("USER", "root"),
+            "LNK_CONFIG_DIR": str(self.config),
+            "LNK_AGENTS_DIR": str(self.agents),
+            "LNK_SERVICES": "detached",
+            # Plugins install on first use from the release, checked with its throwaway key.
+            "LNK_INDEX": str(release.folder),
+            "LNK_DEV_PUBLIC_KEY": str(release.public_key),
+            # The proxy sends OpenAI's traffic to the stand-in; the bridge talks to the fake Bot API.
+            "LNK_UPSTREAM_OPENAI": model,
+            "LNK_TELEGRAM_API": telegram,
+        }
+
+    # --- running lnk ---------------------------------------------------------------------------
+
+    def run(
+        self, *argv: str, input: str | None = None, ok: bool = True, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]:
+        """A command run in this machine's terminal (its PATH finds `lnk`)."""
+        done = subprocess.run(
+            argv,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.home,
+            timeout=timeout,
+        )
+        if ok and done.returncode != 0:
+            raise AssertionError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        return done
+
+    def lnk(
+        self, *args: str, input: str | None = None, ok: bool = True, timeout: float = 600
+    ) -> subprocess.CompletedProcess[str]:
+        return self.run("lnk", *args, input=input, ok=ok, timeout=timeout)
+
+    def spawn(self, *args: str) -> subprocess.Popen[str]:
+        """An lnk command left running (one that waits for someone, as connect does for the code); what
+        it says on stdout and stderr comes on its stdout, line by line."""
+        return subprocess.Popen(
+            ["lnk", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=self.env,
+            cwd=self.home,
+        )
+
+    def status(self, agent: str) -> dict[str, Any]:
+        found: dict[str, Any] = json.loads(self.lnk("agent", "status", agent, "--json").stdout)
+        return found
+
+    # --- what Link keeps -----------------------------------------------------------------------
+
+    def settings_file(self, agent: str) -> Path:
+        return self.config / "agents" / agent / "settings.toml"
+
+    def settings(self, agent: str) -> dict[str, Any]:
+        return tomllib.loads(self.settings_file(agent).read_text())
+
+    def set_turns(self, agent: str, renew: float, lapse: float) -> None:
+        """Edit `[turns]` in the agent's settings, as its owner may: how soon a dead harness's turn is taken over."""
+        path = self.settings_file(agent)
+        text = path.read_text()
+        for name, value in (("renew", renew), ("lapse", lapse)):
+            text, count = re.subn(rf"(?m)^{name} = .*$", f"{name} = {value}", text)
+            assert count == 1, f"{path} has no single {name} under [turns]:\n{text}"
+        path.write_text(text)
+        turns = self.settings(agent)["turns"]
+        assert (turns["renew"], turns["lapse"]) == (renew, lapse), turns
+
+    def folder(self, agent: str) -> Path:
+        return self.agents / agent
+
+    def logs(self, lines: int = 60) -> dict[str, str]:
+        """The newest lines of every log Link keeps here (its agents', bridges', proxies'), by file."""
+        found = {}
+        for log in sorted(self.config.glob("agents/*/**/*.log")):
+            text = log.read_text(errors="replace").splitlines()[-lines:]
+            found[str(log.relative_to(self.config))] = "\n".join(text)
+        return found
+
+    # --- what runs -----------------------------------------------------------------------------
+
+    def processes(self) -> list[processes.Process]:
+        """Every process of this machine's Link: each names its root, in its command or environment."""
+        return [p for p in processes.mentioning(str(self.root)) if p.pid != os.getpid()]
+
+    def close(self) -> None:
+        """End whatever of this machine's Link still runs (after a failed test), each by its pid."""
+        for process in self.processes():
+            with suppress(ProcessLookupError, PermissionError):
+                os.kill(process.pid, signal.SIGKILL)

@@ -1,0 +1,156 @@
+"""One machine for the whole suite, set up as a person would set it up, once per session.
+
+Link is built from this tree into a release signed with a throwaway key and installed from it into
+a new virtual environment; its plugins install on first use from the same release. The model is the
+conformance kit's stand-in provider, reached only through the sandbox's proxy (which alone holds
+its key); Telegram is the fake Bot API of lnk_testing. The scenarios (test_1 ... test_7) then tell
+one story on that machine, in order.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lnk_e2e.machine import Machine
+from lnk_e2e.model import Model
+from lnk_e2e.phone import Phone
+from lnk_e2e.release import Release, build_release, install_lnk
+from lnk_testing.telegram import TOKEN, FakeTelegram, User
+
+AGENT = "assistant"
+OWNER = User(4242, "Olivia", "olivia")
+STRANGER = User(777, "Sam", "sam")
+CODE = re.compile(r"private chat on Telegram: ([A-Z0-9]{4}-[A-Z0-9]{4})")
+MACHINE = pytest.StashKey[Machine]()
+
+
+def _why_no_bubblewrap() -> str | None:
+    """Why bubblewrap can't make a sandbox here, or None when it can."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return f"bubblewrap can't make a sandbox here: {probe.stderr.strip()}"
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    reason = _why_no_bubblewrap()
+    if reason is not None:
+        for item in items:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed scenario's report carries the newest lines of Link's logs: what a person would read."""
+    report = yield
+    machine = item.config.stash.get(MACHINE, None)
+    if report.failed and machine is not None:
+        for name, text in machine.logs().items():
+            report.sections.append((f"Link's log {name}", text))
+    return report
+
+
+@pytest.fixture(scope="session")
+def root() -> Iterator[Path]:
+    # Short, so unix sockets under it stay within their 108-byte limit.
+    folder = Path(tempfile.mkdtemp(prefix="lnk-e2e-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def release(root: Path) -> Release:
+    return build_release(root / "release", root / "keys")
+
+
+@pytest.fixture(scope="session")
+def model_key() -> str:
+    return "sk-e2e-" + secrets.token_hex(16)
+
+
+@pytest.fixture(scope="session")
+def model(model_key: str) -> Iterator[Model]:
+    started = Model(model_key).start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture(scope="session")
+def telegram() -> Iterator[FakeTelegram]:
+    with FakeTelegram() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="session")
+def machine(
+    request: pytest.FixtureRequest, root: Path, release: Release, model: Model, telegram: FakeTelegram
+) -> Iterator[Machine]:
+    made = Machine(root, install_lnk(release, root / "venv"), release, model.origin, telegram.origin)
+    request.config.stash[MACHINE] = made
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+@pytest.fixture(scope="session")
+def agent(machine: Machine, model_key: str) -> str:
+    """The agent, started in its sandbox with Link Harness and Link Memory, its model key with Link only."""
+    machine.lnk("agent", "keys", "set", "openai", AGENT, "--stdin", input=model_key)
+    # A harness killed mid-answer leaves its turn to the next one after `lapse` (60 s unless set).
+    machine.set_turns(AGENT, renew=1, lapse=5)
+    machine.lnk("agent", "memory", "start", "link", AGENT)
+    machine.lnk("agent", "start", AGENT)
+    return AGENT
+
+
+@dataclass(frozen=True)
+class Pairing:
+    said: str
+    """What `lnk agent connect telegram` told the terminal."""
+    code: str
+
+
+@pytest.fixture(scope="session")
+def paired(machine: Machine, agent: str, telegram: FakeTelegram) -> Pairing:
+    """`lnk agent connect telegram`: the token on stdin, the code from the terminal, sent by the owner."""
+    connecting = machine.spawn("agent", "connect", "telegram", agent, "--token-stdin")
+    assert connecting.stdin is not None and connecting.stdout is not None
+    connecting.stdin.write(TOKEN + "\n")
+    connecting.stdin.close()
+    said: list[str] = []
+    for line in connecting.stdout:
+        said.append(line)
+        if found := CODE.search(line):
+            code = found.group(1)
+            break
+    else:
+        connecting.wait(timeout=60)
+        raise AssertionError("lnk agent connect telegram showed no pairing code:\n" + "".join(said))
+    telegram.private(OWNER, code)
+    said += connecting.stdout
+    assert connecting.wait(timeout=300) == 0, f"connect failed ({connecting.returncode}):\n{''.join(said)}"
+    return Pairing("".join(said), code)
+
+
+@pytest.fixture
+def owner(paired: Pairing, telegram: FakeTelegram) -> Phone:
+    return Phone(telegram, OWNER)
+
+
+@pytest.fixture
+def stranger(paired: Pairing, telegram: FakeTelegram) -> Phone:
+    return Phone(telegram, STRANGER)

@@ -1,0 +1,45 @@
+"""4. A PDF the owner drops into Home/memory/ is indexed and found by search."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conftest import AGENT
+
+from lnk_e2e.machine import Machine
+from lnk_e2e.model import Model
+from lnk_e2e.pdf import write_pdf
+from lnk_e2e.phone import Phone
+from lnk_e2e.waiting import wait_for
+
+SERVICE_RECORD = [
+    "Boiler service record, March",
+    "Engineer: R. Hale, Hale & Sons Heating",
+    "The boiler's serial number is KX-4471-B.",
+    "Pressure checked and topped up to 1.2 bar. Next service due in twelve months.",
+]
+
+
+def indexed(machine: Machine) -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(machine.lnk("agent", "memory", "status", AGENT, "--json").stdout)["indexed"]
+    return found
+
+
+def test_a_pdf_dropped_into_memory_is_found_by_search(machine: Machine, owner: Phone, model: Model) -> None:
+    before = indexed(machine)
+    assert "documents" in before, before
+    write_pdf(machine.folder(AGENT) / "Home" / "memory" / "boiler-service.pdf", SERVICE_RECORD)
+    wait_for(lambda: indexed(machine)["documents"] > before["documents"], 60, "memory indexing the PDF")
+
+    first, answers = len(model.requests), len(model.answers)
+    model.expect(2)
+    owner.send("What is the boiler's serial number?")
+    answer = model.answer(answers)
+    owner.wait_for_message(answer)
+
+    assert answer == "The boiler's serial number is KX-4471-B."
+    told = model.requests[first + 1]
+    assert told.json["messages"][-2]["tool_calls"][0]["function"]["name"] == "search"
+    result = json.loads(told.json["messages"][-1]["content"])
+    assert result["results"][0]["path"].endswith("boiler-service.pdf"), result
