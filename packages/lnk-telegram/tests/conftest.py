@@ -1,9 +1,12 @@
-"""A fake Telegram and a scripted harness for every test, and a bridge running between them."""
+"""A fake Telegram, a scripted harness and the agent's control socket for every test, and a bridge
+running between them."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from link_plugin.channel import BridgeSpec
 from link_plugin.contract import CONTRACT_VERSION
 from lnk_telegram.api import ENV_API
 from lnk_telegram.bridge import TelegramBridge
+from lnk_testing.approvals import ControlSocket
 from lnk_testing.background import Background
 from lnk_testing.endpoint import AGENT, ScriptedHarness
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
@@ -42,7 +46,19 @@ def harness() -> Iterator[ScriptedHarness]:
     served.stop()
 
 
-def spec(harness: ScriptedHarness, *, steered: str | None = None, **section: Any) -> BridgeSpec:
+@pytest.fixture
+def control() -> Iterator[ControlSocket]:
+    # Short, so the socket's path stays within its 108-byte limit.
+    folder = Path(tempfile.mkdtemp(prefix="lnk-tg-", dir="/tmp"))
+    served = ControlSocket(folder / "control.sock").start()
+    yield served
+    served.stop()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def spec(
+    harness: ScriptedHarness, *, steered: str | None = None, approvals: str | None = None, **section: Any
+) -> BridgeSpec:
     return BridgeSpec(
         contract=CONTRACT_VERSION,
         agent=AGENT,
@@ -50,6 +66,7 @@ def spec(harness: ScriptedHarness, *, steered: str | None = None, **section: Any
         section={"owner": OWNER.id, "bot": "lnk_test_bot", **section},
         secrets={"bot-token": TOKEN},
         steered=steered,
+        approvals=approvals,
     )
 
 
@@ -58,7 +75,8 @@ def bridge(harness: ScriptedHarness, telegram: FakeTelegram) -> Iterator[Callabl
     started: list[Background] = []
 
     def start(bridge_spec: BridgeSpec | None = None, pace: Pace = FAST, **kwargs: Any) -> Background:
-        made = TelegramBridge(bridge_spec or spec(harness), pace=pace, poll=1, probe=0.2, timeout=2.0, **kwargs)
+        options = {"poll": 1, "probe": 0.2, "timeout": 2.0, "busy": 0.05, "idle": 0.3, **kwargs}
+        made = TelegramBridge(bridge_spec or spec(harness), pace=pace, **options)
         running = Background(made.run)
         started.append(running)
         return running
