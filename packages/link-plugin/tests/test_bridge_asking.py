@@ -4,12 +4,9 @@ by a stand-in that speaks the core's approvals protocol over a real unix socket.
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 from test_bridge_answer import Chat
@@ -49,12 +46,8 @@ class OwnerChat(Chat):
 
 @pytest.fixture
 def control() -> Iterator[ControlSocket]:
-    # Short, so the socket's path stays within its 108-byte limit.
-    folder = Path(tempfile.mkdtemp(prefix="lnk-ask-", dir="/tmp"))
-    served = ControlSocket(folder / "control.sock").start()
-    yield served
-    served.stop()
-    shutil.rmtree(folder, ignore_errors=True)
+    with ControlSocket.temporary() as served:
+        yield served
 
 
 @asynccontextmanager

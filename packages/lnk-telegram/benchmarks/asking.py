@@ -19,33 +19,18 @@ import asyncio
 import os
 import random
 import statistics
-import tempfile
 import threading
 import time
-from collections.abc import Callable
-from pathlib import Path
+
+from carry import OWNER, start_bridge, wait
 
 from link_plugin import wire
 from link_plugin.approvals import ApprovalsClient
 from link_plugin.bridge.asking import BUSY, IDLE
-from link_plugin.channel import BridgeSpec
-from link_plugin.contract import CONTRACT_VERSION
 from lnk_telegram.api import ENV_API
-from lnk_telegram.bridge import TelegramBridge
 from lnk_testing.approvals import ControlSocket
-from lnk_testing.background import Background
-from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
-from lnk_testing.telegram import TOKEN, FakeTelegram, User
-
-OWNER = User(id=777002, first_name="Owner")
-
-
-def wait(condition: Callable[[], object], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise SystemExit("the benchmark didn't finish in time")
-        time.sleep(0.002)
+from lnk_testing.endpoint import Answer, ScriptedHarness
+from lnk_testing.telegram import FakeTelegram
 
 
 def asked_and_answered(
@@ -96,28 +81,16 @@ def poll_cost(control: ControlSocket, runs: int = 300) -> float:
 
 
 def main() -> None:
-    folder = Path(tempfile.mkdtemp(prefix="lnk-bench-", dir="/tmp"))
-    control = ControlSocket(folder / "control.sock").start()
-    with FakeTelegram() as telegram:
+    with ControlSocket.temporary() as control, FakeTelegram() as telegram:
         os.environ[ENV_API] = telegram.origin
         harness = ScriptedHarness(wire.new_endpoint_key()).start()
-        spec = BridgeSpec(
-            contract=CONTRACT_VERSION,
-            agent=AGENT,
-            endpoint=harness.ref,
-            section={"owner": OWNER.id},
-            secrets={"bot-token": TOKEN},
-            approvals=str(control.path),
-        )
-        bridge = Background(TelegramBridge(spec, poll=5).run)
+        bridge = start_bridge(harness, approvals=str(control.path))
         try:
             asks, answers = asked_and_answered(telegram, harness, control)
         finally:
             bridge.stop()
             harness.stop()
-    cost = poll_cost(control)
-    control.stop()
-    folder.rmdir()
+        cost = poll_cost(control)
     p95 = sorted(asks)[int(len(asks) * 0.95) - 1]
     print(
         f"call waiting -> question in the chat: median {statistics.median(asks) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"

@@ -4,9 +4,9 @@ running between them."""
 from __future__ import annotations
 
 import os
-import shutil
+import re
+import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,22 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 OWNER = User(id=5550001, first_name="Olive", username="olive")
 STRANGER = User(id=5550666, first_name="Sam", username="sam")
 FAST = Pace(interval=0.1, typing=0.5, hold=10.0, give_up=30.0)
+CODE = re.compile(r"\b([A-Z2-9]{4}-[A-Z2-9]{4})\b")
+
+
+def send_the_code(process: subprocess.Popen[str], telegram: FakeTelegram) -> str:
+    """Give a connect running in a terminal the token, and send the code it shows as the owner;
+    what the terminal showed up to the code."""
+    assert process.stdin is not None and process.stderr is not None
+    process.stdin.write(TOKEN + "\n")
+    process.stdin.close()
+    shown = ""
+    while not (found := CODE.search(shown)):
+        line = process.stderr.readline()
+        assert line, f"connect ended without a code: {shown}"
+        shown += line
+    telegram.private(OWNER, found.group(1))
+    return shown
 
 
 @pytest.fixture
@@ -48,12 +64,8 @@ def harness() -> Iterator[ScriptedHarness]:
 
 @pytest.fixture
 def control() -> Iterator[ControlSocket]:
-    # Short, so the socket's path stays within its 108-byte limit.
-    folder = Path(tempfile.mkdtemp(prefix="lnk-tg-", dir="/tmp"))
-    served = ControlSocket(folder / "control.sock").start()
-    yield served
-    served.stop()
-    shutil.rmtree(folder, ignore_errors=True)
+    with ControlSocket.temporary() as served:
+        yield served
 
 
 def spec(

@@ -17,9 +17,11 @@ from lnk_testing.telegram import FakeTelegram, Sent
 Start = Callable[..., Background]
 
 
-def _tool_turn(harness: ScriptedHarness, control: ControlSocket) -> list[Question]:
-    """The message "old" starts a turn whose tool call waits for the owner before the answer goes
-    on; any other is echoed."""
+def _waiting(
+    telegram: FakeTelegram, harness: ScriptedHarness, control: ControlSocket, bridge: Start
+) -> tuple[Question, Sent]:
+    """A bridge asking the owner; their message "old" starts a turn whose tool call waits for them
+    before the answer goes on (any other message is echoed). The call, and its question shown."""
     asked: list[Question] = []
 
     def turn(text: str) -> Answer:
@@ -30,7 +32,10 @@ def _tool_turn(harness: ScriptedHarness, control: ControlSocket) -> list[Questio
         return Answer(["Done with ", text], hold=control.decided(question.id))
 
     harness.script = turn
-    return asked
+    bridge(spec(harness, approvals=str(control.path)))
+    telegram.private(OWNER, "old")
+    shown = _question(telegram)
+    return asked[0], shown
 
 
 def _question(telegram: FakeTelegram) -> Sent:
@@ -42,30 +47,24 @@ def _question(telegram: FakeTelegram) -> Sent:
 def test_the_owner_presses_allow_and_the_turn_goes_on(
     telegram: FakeTelegram, harness: ScriptedHarness, control: ControlSocket, bridge: Start
 ) -> None:
-    asked = _tool_turn(harness, control)
-    bridge(spec(harness, approvals=str(control.path)))
-    telegram.private(OWNER, "old")
-    question = _question(telegram)
-    assert question.text == asked[0].wording()
+    call, question = _waiting(telegram, harness, control, bridge)
+    assert question.text == call.wording()
     assert question.buttons == ["Allow", "Deny"]
     query = telegram.press(OWNER, question.message_id, "allow")
     telegram.wait(lambda: telegram.texts(OWNER.id)[-1] == "Done with old")
-    assert control.answered == {asked[0].id: True}
+    assert control.answered == {call.id: True}
     telegram.wait(lambda: telegram.queries[query] == Said.ALLOWED.value)
-    assert question.text == f"{asked[0].wording()}\n\nAllowed." and question.buttons == []
+    assert question.text == f"{call.wording()}\n\nAllowed." and question.buttons == []
     assert [r.text for r in harness.received] == ["old"]
 
 
 def test_a_plain_no_answers_and_is_never_carried(
     telegram: FakeTelegram, harness: ScriptedHarness, control: ControlSocket, bridge: Start
 ) -> None:
-    asked = _tool_turn(harness, control)
-    bridge(spec(harness, approvals=str(control.path)))
-    telegram.private(OWNER, "old")
-    question = _question(telegram)
+    call, question = _waiting(telegram, harness, control, bridge)
     telegram.private(OWNER, "No")
     telegram.wait(lambda: telegram.texts(OWNER.id)[-1] == "Done with old")
-    assert control.answered == {asked[0].id: False}
+    assert control.answered == {call.id: False}
     assert question.text.endswith("Denied.") and question.buttons == []
     assert [r.text for r in harness.received] == ["old"], "the owner's no went to Link, not to the agent"
     telegram.private(OWNER, "no")
@@ -76,17 +75,14 @@ def test_a_plain_no_answers_and_is_never_carried(
 def test_a_strangers_press_or_yes_is_no_answer(
     telegram: FakeTelegram, harness: ScriptedHarness, control: ControlSocket, bridge: Start
 ) -> None:
-    asked = _tool_turn(harness, control)
-    bridge(spec(harness, approvals=str(control.path)))
-    telegram.private(OWNER, "old")
-    question = _question(telegram)
+    call, question = _waiting(telegram, harness, control, bridge)
     theirs = telegram.press(STRANGER, question.message_id, "allow")
     telegram.private(STRANGER, "yes")
     telegram.group(-100333, OWNER, "yes", reply_to=question.message_id)
     telegram.wait(lambda: len(harness.received) == 2)
     ours = telegram.press(OWNER, question.message_id, "deny")
     telegram.wait(lambda: telegram.queries[ours] == Said.DENIED.value)
-    assert control.answered == {asked[0].id: False}, "only the owner's press counted"
+    assert control.answered == {call.id: False}, "only the owner's press counted"
     assert telegram.queries[theirs] is None, "the stranger's press got no answer at all"
     assert telegram.messages(STRANGER.id) == []
     assert [r.text for r in harness.received] == ["old", "yes"], "the owner's group reply is a message"
@@ -106,6 +102,23 @@ def test_a_call_answered_in_the_terminal_loses_its_buttons(
     late = telegram.press(OWNER, question.message_id, "allow")
     telegram.wait(lambda: telegram.queries[late] == Said.GONE.value)
     assert control.answered == {} and control.refused_posts == 0
+
+
+def test_a_reply_to_a_question_answers_that_one(
+    telegram: FakeTelegram, harness: ScriptedHarness, control: ControlSocket, bridge: Start
+) -> None:
+    bridge(spec(harness, approvals=str(control.path)))
+    telegram.meet(OWNER)
+    first = control.call("words", "erase", {"word": "a"})
+    telegram.wait(lambda: telegram.texts(OWNER.id))
+    second = control.call("words", "erase", {"word": "b"})
+    telegram.wait(lambda: len(telegram.texts(OWNER.id)) == 2)
+    asked_second = telegram.messages(OWNER.id)[1]
+    telegram.private(OWNER, "yes", reply_to=asked_second.message_id)
+    telegram.wait(lambda: asked_second.buttons == [])
+    assert control.answered == {second.id: True} and control.waiting == [first.id]
+    assert telegram.messages(OWNER.id)[0].buttons == ["Allow", "Deny"]
+    assert harness.received == []
 
 
 def test_no_control_socket_then_one(

@@ -5,7 +5,6 @@ owner's press in Telegram, and runs only once they allowed it."""
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import shutil
 import subprocess
@@ -15,15 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import OWNER, STRANGER
+from conftest import OWNER, STRANGER, send_the_code
 
 from link_conformance import Reply, StandInProvider, ToolCall
 from link_conformance.provider import Recorded
 from lnk_telegram.api import ENV_API
-from lnk_testing.telegram import TOKEN, FakeTelegram
+from lnk_testing.telegram import FakeTelegram
 
 FIXTURES = Path(__file__).resolve().parents[2] / "lnk-core" / "tests" / "fixtures"
-CODE = re.compile(r"\b([A-Z2-9]{4}-[A-Z2-9]{4})\b")
 
 
 class Machine:
@@ -71,15 +69,8 @@ class Machine:
             text=True,
             env=self.env,
         )
-        assert process.stdin is not None and process.stderr is not None
-        process.stdin.write(TOKEN + "\n")
-        process.stdin.close()
-        shown = ""
-        while not (found := CODE.search(shown)):
-            line = process.stderr.readline()
-            assert line, f"connect ended without a code: {shown}"
-            shown += line
-        telegram.private(OWNER, found.group(1))
+        shown = send_the_code(process, telegram)
+        assert process.stderr is not None
         assert process.wait(timeout=60) == 0, f"connect failed:\n{shown}{process.stderr.read()}"
 
     def close(self) -> None:

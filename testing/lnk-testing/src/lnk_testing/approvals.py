@@ -1,10 +1,10 @@
 """The agent's control socket as far as a bridge uses it, for bridge tests: tool calls waiting for
 the owner (contract-spec/channel.md, "Asking the owner").
 
-    control = ControlSocket(tmp_path / "control.sock").start()
-    question = control.call("words", "erase", {"word": "old"})
-    ... run a bridge with BridgeSpec(approvals=str(control.path)) ...
-    control.answered == {question.id: True}
+    with ControlSocket.temporary() as control:
+        question = control.call("words", "erase", {"word": "old"})
+        ... run a bridge with BridgeSpec(approvals=str(control.path)) ...
+        control.answered == {question.id: True}
 
 `GET /approvals` lists what waits, `POST /approvals/<id>` with `{"allow": true|false}` answers it
 (404 when it no longer waits), as Link's core serves them. A test answers a call elsewhere (the
@@ -15,7 +15,11 @@ restarted core does.
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +28,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from link_conformance.serving import Served
 from link_plugin.approvals import Question
-from lnk_testing.serving import UnixServed
 
 
 class ControlSocket:
@@ -40,10 +44,22 @@ class ControlSocket:
         self._decided: dict[str, threading.Event] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._served: UnixServed | None = None
+        self._served: Served | None = None
+
+    @classmethod
+    @contextmanager
+    def temporary(cls) -> Iterator[ControlSocket]:
+        """One serving in a folder of its own under /tmp, short enough for a socket's 108-byte path."""
+        folder = Path(tempfile.mkdtemp(prefix="lnk-control-", dir="/tmp"))
+        served = cls(folder / "control.sock").start()
+        try:
+            yield served
+        finally:
+            served.stop()
+            shutil.rmtree(folder, ignore_errors=True)
 
     def start(self) -> ControlSocket:
-        self._served = UnixServed(self._app(), self.path).start()
+        self._served = Served(self._app(), path=self.path).start()
         return self
 
     def stop(self) -> None:

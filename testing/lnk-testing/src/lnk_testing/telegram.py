@@ -193,9 +193,12 @@ class FakeTelegram(Restartable):
         with self._lock:
             self._chats[user.id] = {"id": user.id, "type": "private", "first_name": user.first_name}
 
-    def private(self, user: User, text: str | None = None, **fields: Any) -> int:
-        """A message from `user` in their private chat with the bot; its message id."""
+    def private(self, user: User, text: str | None = None, *, reply_to: int | None = None, **fields: Any) -> int:
+        """A message from `user` in their private chat with the bot (`reply_to` answers the bot's
+        message); its message id."""
         chat = {"id": user.id, "type": "private", "first_name": user.first_name}
+        if reply_to is not None:
+            fields["reply_to_message"] = self._replied(reply_to)
         return self._message(chat, user, text, fields)
 
     def group(
@@ -215,10 +218,12 @@ class FakeTelegram(Restartable):
             text = f"{handle} {text}"
             fields["entities"] = [{"type": "mention", "offset": 0, "length": utf16(handle)}]
         if reply_to is not None:
-            with self._lock:
-                replied = self._sent[reply_to]
-            fields["reply_to_message"] = self._message_json(replied)
+            fields["reply_to_message"] = self._replied(reply_to)
         return self._message({"id": chat, "type": "supergroup", "title": title}, user, text, fields)
+
+    def _replied(self, message_id: int) -> dict[str, Any]:
+        with self._lock:
+            return self._message_json(self._sent[message_id])
 
     def photo(self, user: User) -> int:
         photo = [{"file_id": "AgAD-photo", "file_unique_id": "photo1", "width": 90, "height": 90}]
