@@ -14,21 +14,13 @@ FAMILY = -1001234567
 
 
 def test_a_new_conversation_finds_the_note_by_search(owner: Phone, model: Model) -> None:
-    family = owner.in_group(FAMILY)
-    first, answers = len(model.requests), len(model.answers)
-    model.expect(2)
-    family.send("What is my sister called?")
-    answer = model.answer(answers)
-    family.wait_for_message(answer)
+    said = owner.in_group(FAMILY).ask(model, "What is my sister called?", calls=2)
 
-    assert answer == "Your sister is called Ana."
-    asked, told = model.requests[first : first + 2]
-    system, *conversation = asked.json["messages"]
+    assert said.answer == "Your sister is called Ana."
+    system, *conversation = said.asked[0].json["messages"]
     assert "My sister is called Ana." in system["content"]  # the notes reach the prompt
     assert "Remember that" not in json.dumps(conversation)  # a conversation of its own
-    call = told.json["messages"][-2]["tool_calls"][0]["function"]
-    assert call["name"] == "search"
-    result = json.loads(told.json["messages"][-1]["content"])
-    hits = [hit for hit in result["results"] if "My sister is called Ana." in hit["text"]]
-    assert hits, result
+    assert said.tool_call[0] == "search"
+    hits = [hit for hit in said.tool_result["results"] if "My sister is called Ana." in hit["text"]]
+    assert hits, said.tool_result
     assert hits[0]["path"].endswith("notes.md")

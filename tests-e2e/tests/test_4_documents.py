@@ -32,14 +32,8 @@ def test_a_pdf_dropped_into_memory_is_found_by_search(machine: Machine, owner: P
     write_pdf(machine.folder(AGENT) / "Home" / "memory" / "boiler-service.pdf", SERVICE_RECORD)
     wait_for(lambda: indexed(machine)["documents"] > before["documents"], 60, "memory indexing the PDF")
 
-    first, answers = len(model.requests), len(model.answers)
-    model.expect(2)
-    owner.send("What is the boiler's serial number?")
-    answer = model.answer(answers)
-    owner.wait_for_message(answer)
+    said = owner.ask(model, "What is the boiler's serial number?", calls=2)
 
-    assert answer == "The boiler's serial number is KX-4471-B."
-    told = model.requests[first + 1]
-    assert told.json["messages"][-2]["tool_calls"][0]["function"]["name"] == "search"
-    result = json.loads(told.json["messages"][-1]["content"])
-    assert result["results"][0]["path"].endswith("boiler-service.pdf"), result
+    assert said.answer == "The boiler's serial number is KX-4471-B."
+    assert said.tool_call[0] == "search"
+    assert said.tool_result["results"][0]["path"].endswith("boiler-service.pdf"), said.tool_result

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
+from link_conformance.provider import Recorded
+from lnk_e2e.model import Model
 from lnk_e2e.waiting import wait_for
 from lnk_testing.telegram import FakeTelegram, Sent, User
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One message and its answer: what the model was asked, what it answered, the message showing it."""
+
+    asked: list[Recorded]
+    answer: str
+    shown: Sent
+
+    @property
+    def tool_call(self) -> tuple[str, dict[str, Any]]:
+        """The tool the model called (its name and arguments), as the last request carries it back."""
+        call = self.asked[-1].json["messages"][-2]["tool_calls"][0]["function"]
+        return call["name"], json.loads(call["arguments"])
+
+    @property
+    def tool_result(self) -> Any:
+        """What the tool answered, as the model was given it (memory's tools answer JSON)."""
+        return json.loads(self.asked[-1].json["messages"][-1]["content"])
 
 
 @dataclass
@@ -39,3 +63,13 @@ class Phone:
         """The bot's message once it shows `text` whole (an answer streams in first)."""
         found = wait_for(lambda: self.showing(text), timeout, f"the message {text!r} in chat {self.chat}")
         return found[0]
+
+    def ask(self, model: Model, text: str, calls: int) -> Exchange:
+        """Send `text`, the model answering in `calls` requests (a tool call, then the answer); wait
+        until the phone shows the answer whole."""
+        first, answers = len(model.requests), len(model.answers)
+        model.expect(calls)
+        self.send(text)
+        answer = model.answer(answers)
+        shown = self.wait_for_message(answer)
+        return Exchange(model.requests[first : first + calls], answer, shown)
