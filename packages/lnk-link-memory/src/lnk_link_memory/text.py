@@ -1,0 +1,89 @@
+"""Words as search sees them: unicode words, with CJK text cut into overlapping pairs of characters.
+
+SQLite's unicode61 tokenizer takes a run of Japanese or Chinese as one long token, so a word inside
+it is never found. Cutting every such run into bigrams (東京タワー -> 東京 京タ タワ ワー), in the index
+and in the query alike, finds any word of two characters or more wherever it stands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import PurePosixPath
+
+from lnk_link_memory.limits import TITLE_CHARS
+
+_CJK = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # compatibility ideographs
+    "\uff66-\uff9f"  # half-width katakana
+    "\U00020000-\U0002a6df"  # extension B
+)
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_WORD = re.compile(rf"[{_CJK}]+|[^\W_]+(?:['’][^\W_]+)*")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str) -> list[str]:
+    """The words of a text, lowercased, CJK runs as bigrams."""
+    out: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        word = match.group()
+        if _CJK_RUN.fullmatch(word):
+            out.extend(_bigrams(word))
+        else:
+            out.append(word.replace("’", "'"))
+    return out
+
+
+def for_index(text: str) -> str:
+    """The text as the full-text index stores it: CJK runs spelled out as bigrams."""
+    return _CJK_RUN.sub(lambda m: " " + " ".join(_bigrams(m.group())) + " ", text)
+
+
+def match_query(query: str, limit: int = 64) -> str | None:
+    """An FTS5 query matching any of the query's words (bm25 ranks by how many and how rare), or None."""
+    seen: dict[str, None] = {}
+    for match in _WORD.finditer(query.lower()):
+        word = match.group()
+        if _CJK_RUN.fullmatch(word) and len(word) == 1:
+            seen[f'"{word}"*'] = None  # one character: the start of any pair holding it
+        elif _CJK_RUN.fullmatch(word):
+            seen.update((f'"{pair}"', None) for pair in _bigrams(word))
+        else:
+            seen[f'"{word.replace(chr(34), "")}"'] = None
+    terms = list(seen)[:limit]
+    return " OR ".join(terms) if terms else None
+
+
+def word_bag(text: str) -> Counter[str]:
+    return Counter(tokens(text))
+
+
+def name_title(path: str) -> str:
+    """A title from a file's name: lease-agreement_2024.md -> lease agreement 2024."""
+    stem = PurePosixPath(path).stem
+    return clip(re.sub(r"[-_.]+", " ", stem).strip() or stem)
+
+
+def heading_title(text: str) -> str | None:
+    """The document's own title: a heading on its first line that has text."""
+    for line in text.splitlines()[:20]:
+        if not line.strip():
+            continue
+        match = _HEADING.match(line.strip())
+        return clip(match.group(1)) if match else None
+    return None
+
+
+def clip(title: str) -> str:
+    title = " ".join(title.split())
+    return title if len(title) <= TITLE_CHARS else title[: TITLE_CHARS - 1] + "…"
