@@ -6,4 +6,4 @@ from link_plugin.calls import PluginProgram
 
 
 def test_contract_names_the_plugin() -> None:
-    assert PluginProgram("lnk-link-memory").contract().name == "lnk-link-memory".removeprefix("lnk-")
+    assert PluginProgram("lnk-link-memory").contract().name == "link-memory"

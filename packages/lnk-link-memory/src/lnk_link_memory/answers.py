@@ -10,6 +10,10 @@ from pydantic import BaseModel, Field
 
 from lnk_link_memory.limits import ANSWER_TOKENS, TOKEN_CHARS
 
+READ_ONLY = ("search", "read", "list", "links")
+"""The tools that never change anything: none of them asks the owner first."""
+REMEMBER = "remember"
+
 Matched = Literal["words", "meaning", "both"]
 State = Literal["new", "changed", "removed"]
 

@@ -20,7 +20,6 @@ from lnk_link_memory.memory import AskError, Memory
 
 T = TypeVar("T")
 
-READ_ONLY = ("search", "read", "list", "links")
 STATUS_URI = "memory://status"
 
 Since = Annotated[
