@@ -28,8 +28,13 @@ def budget(size: int | None) -> int:
     return max(1, size if size is not None else ANSWER_TOKENS) * TOKEN_CHARS
 
 
+_CURSOR = 24
+"""Room kept for the `next` an answer gains after it is filled."""
+
+
 def chars(model: BaseModel) -> int:
-    return len(model.model_dump_json(exclude_none=True))
+    """How many characters the answer takes as sent, with room for its `next`."""
+    return len(model.model_dump_json()) + _CURSOR
 
 
 def now() -> float:

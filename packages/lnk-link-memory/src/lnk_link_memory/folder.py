@@ -141,8 +141,7 @@ class Folder:
                 continue
             path = source.prefix + "/".join((*parts, name))
             if is_link:
-                if is_dir or supported(name):
-                    yield Skipped(path, "a symbolic link: memory never follows one")
+                yield Skipped(path, "a symbolic link: memory never follows one")
                 continue
             if is_dir:
                 try:
@@ -159,8 +158,11 @@ class Folder:
 
     def _conversations(self, source: Source, fd: int) -> Iterator[Found | Skipped]:
         with os.scandir(fd) as entries:
-            folders = sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith("."))
-        for name in folders:
+            found = sorted((e.name, e.is_symlink()) for e in entries if not e.name.startswith("."))
+        for name, is_link in found:
+            if is_link:
+                yield Skipped(f"{source.prefix}{name}", "a symbolic link: memory never follows one")
+                continue
             try:
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError:
@@ -214,13 +216,15 @@ class Folder:
         fd = _open_dir(source.root)
         try:
             for part in parts[:-1]:
-                fd = _step(fd, part, path)
+                parent, fd = fd, -1
+                fd = _step(parent, part, path)
             try:
                 handle = os.open(parts[-1], _FILE_FLAGS, dir_fd=fd)
             except OSError as exc:
                 raise _refusal(exc, path) from exc
         finally:
-            os.close(fd)
+            if fd >= 0:
+                os.close(fd)
         info = os.fstat(handle)
         if not stat.S_ISREG(info.st_mode):
             os.close(handle)
@@ -265,6 +269,7 @@ def _open_dir(root: Path) -> int:
 
 
 def _step(fd: int, name: str, path: str) -> int:
+    """The folder `name` inside `fd`, which it closes."""
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=fd)
     except OSError as exc:
