@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from pathlib import Path
 
 import typer
 from link_plugin import memory as contract
 from link_plugin.layout import AgentFolder
-from link_plugin.plugin import build
+from link_plugin.plugin import build, say
 
 from lnk_link_memory.plugin import ENGINE, LinkMemory
 
@@ -46,11 +45,13 @@ def serve(
     from lnk_link_memory.server import build as build_server
 
     if not folder.is_dir():
-        raise typer.BadParameter(f"{folder} is not a folder: give the folder of documents to serve.", param_hint="--folder")
+        say(f"lnk-link-memory serve: {folder} is not a folder: give the folder of documents to serve.")
+        raise typer.Exit(2)
     try:
         choice = choose(embeddings, model_server)
     except ModelError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--embeddings") from exc
+        say(f"lnk-link-memory serve: {exc}")
+        raise typer.Exit(2) from None
     folder = folder.absolute()
     written = None if read_only else (notes or folder / "notes.md").absolute()
     config = Config(
@@ -112,13 +113,13 @@ def status(
 
     where = (state or _default_state(folder)).absolute()
     if not (where / INDEX).is_file():
-        print(f"No index at {where / INDEX}: memory hasn't read {folder} yet.", file=sys.stderr)
+        say(f"No index at {where / INDEX}: memory hasn't read {folder} yet.")
         raise typer.Exit(1)
     store = Store(where / INDEX)
     try:
         store.open()
     except Corrupt as exc:
-        print(f"The index at {where / INDEX} is corrupt ({exc}): memory sets it aside and builds it again when it next runs.", file=sys.stderr)
+        say(f"The index at {where / INDEX} is corrupt ({exc}): memory sets it aside and builds it again when it next runs.")
         raise typer.Exit(1) from None
     agent = (folder / "Home").is_dir()
     tree = Folder.agent(folder.absolute(), None) if agent else Folder.plain(folder.absolute(), None)
