@@ -24,6 +24,16 @@ _CJK = (
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(rf"[{_CJK}]+|[^\W_]+(?:['’][^\W_]+)*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most my
+    myself no nor not now of off on once only or other our ours ourselves out over own same she should so
+    some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves i'm i've i'd i'll it's don't can't what's""".split()
+)
+"""Words too common to say what a question is about: left out of a query that has others."""
 
 
 def _bigrams(run: str) -> list[str]:
@@ -50,10 +60,14 @@ def for_index(text: str) -> str:
 
 
 def match_query(query: str, limit: int = 64) -> str | None:
-    """An FTS5 query matching any of the query's words (bm25 ranks by how many and how rare), or None."""
+    """An FTS5 query matching any of the query's words (bm25 ranks by how many and how rare), or None.
+
+    Words as common as "when" or "my" are left out when the query has others: in a small folder
+    they are rare enough for bm25 to rank a document by them alone."""
     seen: dict[str, None] = {}
-    for match in _WORD.finditer(query.lower()):
-        word = match.group()
+    words = [m.group().replace("’", "'") for m in _WORD.finditer(query.lower())]
+    telling = [w for w in words if w not in STOPWORDS]
+    for word in telling or words:
         if _CJK_RUN.fullmatch(word) and len(word) == 1:
             seen[f'"{word}"*'] = None  # one character: the start of any pair holding it
         elif _CJK_RUN.fullmatch(word):
