@@ -7,11 +7,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory.folder import Folder
 from lnk_link_memory.memory import Config, Memory
 from lnk_link_memory.models import choose
+
+from link_plugin.layout import AgentFolder
 
 sys.path.insert(0, str(Path(__file__).parent))
 # The engine's sessions run `python -m lnk_link_memory`: this environment's python.

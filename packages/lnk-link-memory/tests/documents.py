@@ -60,9 +60,11 @@ def docx(text: str) -> bytes:
 def docx_bomb(inflated: int = 300 * 2**20) -> bytes:
     """A .docx whose document.xml unzips to `inflated` bytes."""
     out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
-        with archive.open("word/document.xml", "w", force_zip64=True) as member:
-            block = b" " * 2**20
-            for _ in range(inflated // len(block)):
-                member.write(block)
+    with (
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+        archive.open("word/document.xml", "w", force_zip64=True) as member,
+    ):
+        block = b" " * 2**20
+        for _ in range(inflated // len(block)):
+            member.write(block)
     return out.getvalue()

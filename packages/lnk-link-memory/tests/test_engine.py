@@ -11,14 +11,14 @@ import time
 from pathlib import Path
 
 from conftest import wait_for, write
+from lnk_link_memory.sockets import Hello, address
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
 from link_plugin import memory as contract
 from link_plugin.calls import PluginProgram
 from link_plugin.contract import Kind
 from link_plugin.layout import AgentFolder
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-
-from lnk_link_memory.sockets import Hello, address
 
 
 def _command(folder: AgentFolder, owner: str, notes: bool = True) -> contract.MemoryCommand:
@@ -73,7 +73,10 @@ def test_agents_of_one_owner_share_one_engine_each_answered_from_its_own_folder(
     assert _socket(first) == _socket(second)
 
     async def scenario() -> tuple[list[str], list[str], list[str], int, int, set[str]]:
-        async with Client(_server(first), read_timeout_seconds=60) as a, Client(_server(second), read_timeout_seconds=60) as b:
+        async with (
+            Client(_server(first), read_timeout_seconds=60) as a,
+            Client(_server(second), read_timeout_seconds=60) as b,
+        ):
             pids = (_engine_pid(_socket(first)), _engine_pid(_socket(second)))
             tools = {tool.name for tool in (await a.list_tools()).tools}
             found_a = await _search(a, "aardvark")

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import MakeMemory, write
 from documents import docx, docx_bomb, pdf, pdf_bomb
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory import extract as extraction
 from lnk_link_memory.extract import ExtractFailed, extract
+
+from link_plugin.layout import AgentFolder
 
 
 def _put(agent: AgentFolder, name: str, data: bytes) -> None:

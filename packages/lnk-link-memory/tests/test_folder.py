@@ -6,12 +6,14 @@ import os
 
 import pytest
 from conftest import MakeMemory, write
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory.memory import AskError
 
+from link_plugin.layout import AgentFolder
 
-def test_symbolic_links_are_never_followed(agent: AgentFolder, memory_of: MakeMemory, tmp_path: os.PathLike[str]) -> None:
+
+def test_symbolic_links_are_never_followed(
+    agent: AgentFolder, memory_of: MakeMemory, tmp_path: os.PathLike[str]
+) -> None:
     secret = write(agent.root.parent / "secret" / "keys.md", "# Keys\n\nthe launch code is swordfish\n")
     (agent.memory / "keys.md").symlink_to(secret)
     (agent.memory / "elsewhere").symlink_to(secret.parent, target_is_directory=True)
@@ -74,7 +76,13 @@ def test_a_line_longer_than_the_size_is_cut_and_says_so(agent: AgentFolder, memo
 def test_read_refuses_paths_out_of_memory(agent: AgentFolder, memory_of: MakeMemory) -> None:
     write(agent.root / "Memory" / "x.md", "state\n")
     memory = memory_of(agent)
-    for path in ("../Memory/x.md", "/etc/passwd", "memory/../../Memory/x.md", "Home/memory/x.md", "chats/a/events/1.md"):
+    for path in (
+        "../Memory/x.md",
+        "/etc/passwd",
+        "memory/../../Memory/x.md",
+        "Home/memory/x.md",
+        "chats/a/events/1.md",
+    ):
         with pytest.raises(AskError):
             memory.read(path)
     with pytest.raises(AskError, match="has 1 lines"):

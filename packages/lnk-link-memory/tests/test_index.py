@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from conftest import MakeMemory, wait_for, write
 from fake_embeddings import FakeEmbeddings
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory.memory import INDEX
+
+from link_plugin.layout import AgentFolder
 
 MODEL = "qwen3-embedding"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from conftest import MakeMemory, write
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory import links
+
+from link_plugin.layout import AgentFolder
 
 
 def test_links_both_ways(agent: AgentFolder, memory_of: MakeMemory) -> None:
@@ -15,7 +15,10 @@ def test_links_both_ways(agent: AgentFolder, memory_of: MakeMemory) -> None:
     memory = memory_of(agent)
     memory.scan()
     answer = memory.links("memory/projects/garden.md")
-    assert [(e.path, e.kind) for e in answer.links_to] == [("memory/budget.md", "markdown"), ("memory/seeds.md", "wiki")]
+    assert [(e.path, e.kind) for e in answer.links_to] == [
+        ("memory/budget.md", "markdown"),
+        ("memory/seeds.md", "wiki"),
+    ]
     assert [e.path for e in answer.linked_from] == ["memory/budget.md"]
     assert [e.path for e in memory.links("memory/seeds.md").linked_from] == ["memory/projects/garden.md"]
 
@@ -48,11 +51,16 @@ def test_web_and_out_of_folder_links_are_no_links() -> None:
         " [anchor](#top) [ok](sub/note.md#part) [[http://x]] [[../../x]]"
     )
     found = links.found_in(text, "memory/n.md", "memory/")
-    assert [(l.kind, l.key) for l in found] == [("markdown", "memory/etc/passwd"), ("markdown", "memory/sub/note.md")]
+    assert [(link.kind, link.key) for link in found] == [
+        ("markdown", "memory/etc/passwd"),
+        ("markdown", "memory/sub/note.md"),
+    ]
 
 
 def test_a_document_keeps_its_first_thousand_links_none_too_long() -> None:
     text = " ".join(f"[[n{i}]]" for i in range(1200)) + " [[" + "x" * 600 + "]]"
     found = links.found_in(text, "memory/n.md", "memory/")
     assert len(found) == 1000 and found[-1].target == "n999"
-    assert all(len(link.target.encode()) <= 512 for link in links.found_in("[[" + "y" * 600 + "]]", "memory/n.md", "memory/"))
+    assert all(
+        len(link.target.encode()) <= 512 for link in links.found_in("[[" + "y" * 600 + "]]", "memory/n.md", "memory/")
+    )

@@ -7,10 +7,10 @@ from datetime import datetime
 
 import pytest
 from conftest import MakeMemory, write
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory import indexer
 from lnk_link_memory.memory import AskError
+
+from link_plugin.layout import AgentFolder
 
 
 def _iso(moment: float) -> str:
@@ -22,8 +22,8 @@ def test_what_was_there_first_is_not_news(agent: AgentFolder, memory_of: MakeMem
     write(agent.memory / "old.md", "# Old\n\nthere from the start\n")
     memory = memory_of(agent)
     memory.scan()
-    assert memory.list(since=_iso(start)).entries == []
-    assert [e.path for e in memory.list().entries] == ["memory/old.md"]
+    assert memory.changes(since=_iso(start)).entries == []
+    assert [e.path for e in memory.changes().entries] == ["memory/old.md"]
 
 
 def test_new_changed_and_removed(agent: AgentFolder, memory_of: MakeMemory) -> None:
@@ -39,12 +39,12 @@ def test_new_changed_and_removed(agent: AgentFolder, memory_of: MakeMemory) -> N
     write(agent.memory / "edit.md", "# Edit\n\ntwo\n")
     (agent.memory / "gone.md").unlink()
     memory.scan()
-    states = {e.path: e.state for e in memory.list(since=_iso(moment)).entries}
+    states = {e.path: e.state for e in memory.changes(since=_iso(moment)).entries}
     assert states == {"memory/copied.md": "new", "memory/edit.md": "changed", "memory/gone.md": "removed"}
-    removed = next(e for e in memory.list(since=_iso(moment)).entries if e.state == "removed")
+    removed = next(e for e in memory.changes(since=_iso(moment)).entries if e.state == "removed")
     assert removed.title == "Gone soon"
     later = time.time()
-    assert memory.list(since=_iso(later)).entries == []
+    assert memory.changes(since=_iso(later)).entries == []
 
 
 def test_a_touched_file_with_the_same_words_is_not_changed(agent: AgentFolder, memory_of: MakeMemory) -> None:
@@ -55,7 +55,7 @@ def test_a_touched_file_with_the_same_words_is_not_changed(agent: AgentFolder, m
     time.sleep(0.05)
     path.write_text("# Same\n\nwords\n")
     memory.scan()
-    assert memory.list(since=_iso(moment)).entries == []
+    assert memory.changes(since=_iso(moment)).entries == []
 
 
 def test_only_the_latest_tombstones_are_kept(
@@ -70,7 +70,7 @@ def test_only_the_latest_tombstones_are_kept(
         memory.scan()
         (agent.memory / f"d{i}.md").unlink()
         memory.scan()
-    removed = [e.path for e in memory.list(since=_iso(moment)).entries if e.state == "removed"]
+    removed = [e.path for e in memory.changes(since=_iso(moment)).entries if e.state == "removed"]
     assert removed == ["memory/d4.md", "memory/d3.md", "memory/d2.md"]
 
 
@@ -79,14 +79,14 @@ def test_list_leaves_out_whole_entries_past_its_size_and_says_next(agent: AgentF
         write(agent.memory / f"entry-{i:02}.md", f"# {'Long title ' * 30}{i}\n\nbody\n")
     memory = memory_of(agent)
     memory.scan()
-    first = memory.list(size=300)
+    first = memory.changes(size=300)
     assert 0 < len(first.entries) < 40 and first.next is not None
     assert all(len(e.title) <= 200 for e in first.entries)
     assert len(first.model_dump_json()) <= 300 * 4
     seen = [e.path for e in first.entries]
     answer = first
     while answer.next:
-        answer = memory.list(size=300, next=answer.next)
+        answer = memory.changes(size=300, next=answer.next)
         seen.extend(e.path for e in answer.entries)
     assert len(seen) == 40 == len(set(seen))
 
@@ -96,6 +96,6 @@ def test_since_takes_a_date(agent: AgentFolder, memory_of: MakeMemory) -> None:
     memory.scan()
     write(agent.memory / "today.md", "# Today\n\nnew\n")
     memory.scan()
-    assert [e.path for e in memory.list(since="2000-01-01").entries] == ["memory/today.md"]
+    assert [e.path for e in memory.changes(since="2000-01-01").entries] == ["memory/today.md"]
     with pytest.raises(AskError, match="ISO date"):
-        memory.list(since="yesterday")
+        memory.changes(since="yesterday")

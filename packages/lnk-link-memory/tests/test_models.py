@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from lnk_link_memory import models
 from lnk_link_memory.models import LOCAL, ModelError, choose
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from conftest import MakeMemory, write
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory.memory import AskError
 from lnk_link_memory.notes import Notes, NotesError
+
+from link_plugin.layout import AgentFolder
 
 
 def test_add_change_forget(tmp_path: Path) -> None:

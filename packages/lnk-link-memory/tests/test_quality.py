@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 from conftest import MakeMemory
+
 from link_plugin.layout import AgentFolder
 
 FOLDER = Path(__file__).parent / "quality"

@@ -6,10 +6,10 @@ import time
 
 import pytest
 from conftest import MakeMemory, write
-from link_plugin.layout import AgentFolder
-
 from lnk_link_memory.memory import AskError
 from lnk_link_memory.search import Ranked, fuse, newest_among_ties
+
+from link_plugin.layout import AgentFolder
 
 
 def test_reciprocal_rank_fusion_adds_one_over_sixty_plus_rank() -> None:
@@ -33,7 +33,11 @@ def test_a_newer_note_beats_an_older_one_saying_nearly_the_same(agent: AgentFold
     now = time.time()
     write(agent.memory / "old-plan.md", "# Plan\n\nThe garden party is on Saturday at noon.\n", now - 86400 * 30)
     write(agent.memory / "new-plan.md", "# Plan\n\nThe garden party is now on Saturday at noon.\n", now - 60)
-    write(agent.memory / "clear.md", "# Garden party\n\nGarden party garden party: the garden party menu.\n", now - 86400 * 90)
+    write(
+        agent.memory / "clear.md",
+        "# Garden party\n\nGarden party garden party: the garden party menu.\n",
+        now - 86400 * 90,
+    )
     memory = memory_of(agent)
     memory.scan()
     paths = [hit.path for hit in memory.search("garden party saturday").results]
@@ -77,9 +81,7 @@ def test_copies_come_once_under_the_shorter_path(agent: AgentFolder, memory_of: 
     assert all(hit.path != "memory/archive/2024/lease-copy.md" for hit in results)
 
 
-def test_nine_in_ten_of_twenty_words_make_a_copy_and_fewer_do_not(
-    agent: AgentFolder, memory_of: MakeMemory
-) -> None:
+def test_nine_in_ten_of_twenty_words_make_a_copy_and_fewer_do_not(agent: AgentFolder, memory_of: MakeMemory) -> None:
     words = [f"word{i}" for i in range(40)]
     write(agent.memory / "a.md", "lighthouse " + " ".join(words))
     write(agent.memory / "near.md", "lighthouse " + " ".join(words[:-3] + ["x1", "x2", "x3"]))  # 38 of 41 shared

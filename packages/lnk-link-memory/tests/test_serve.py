@@ -68,5 +68,9 @@ def test_serve_refuses_what_it_cant_serve(tmp_path: Path) -> None:
         text=True,
     )
     assert typo.returncode != 0 and "isn't an embedding model" in typo.stderr
-    nothing = subprocess.run(["lnk-link-memory", "status", "--folder", str(tmp_path), "--state", str(tmp_path / "s")], capture_output=True, text=True)
+    nothing = subprocess.run(
+        ["lnk-link-memory", "status", "--folder", str(tmp_path), "--state", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+    )
     assert nothing.returncode == 1 and "No index" in nothing.stderr

@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Annotated
 
 import typer
+
 from link_plugin import memory as contract
 from link_plugin.layout import AgentFolder
 from link_plugin.plugin import build, say
-
 from lnk_link_memory.plugin import ENGINE, LinkMemory
 
 app = build(LinkMemory())
@@ -27,17 +28,31 @@ def _default_state(folder: Path) -> Path:
 
 @app.command("serve", help="Serve one folder's memory over stdio to any MCP client (Claude Desktop, Cursor).")
 def serve(
-    folder: Path = typer.Option(..., "--folder", help="The folder of documents to serve."),
-    state: Path | None = typer.Option(None, "--state", help="Where the index is kept (default: a folder of your own)."),
-    notes: Path | None = typer.Option(None, "--notes", help="The notes file remember writes (default: FOLDER/notes.md)."),
-    read_only: bool = typer.Option(False, "--read-only", help="Offer no remember: write nothing in the folder."),
-    embeddings: str | None = typer.Option(
-        None, "--embeddings", envvar=contract.ENV_EMBEDDINGS, help="An embedding model's name, or none for words only."
-    ),
-    model_server: str | None = typer.Option(
-        None, "--model-server", envvar=contract.ENV_MODEL_SERVER, help="An OpenAI-compatible /v1/embeddings address."
-    ),
-    notes_max: int = typer.Option(contract.NOTES_MAX_DEFAULT, "--notes-max", help="Bytes the notes may grow to."),
+    folder: Annotated[Path, typer.Option("--folder", help="The folder of documents to serve.")],
+    state: Annotated[
+        Path | None, typer.Option("--state", help="Where the index is kept (default: a folder of your own).")
+    ] = None,
+    notes: Annotated[
+        Path | None, typer.Option("--notes", help="The notes file remember writes (default: FOLDER/notes.md).")
+    ] = None,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="Offer no remember: write nothing in the folder.")
+    ] = False,
+    embeddings: Annotated[
+        str | None,
+        typer.Option(
+            "--embeddings", envvar=contract.ENV_EMBEDDINGS, help="An embedding model's name, or none for words only."
+        ),
+    ] = None,
+    model_server: Annotated[
+        str | None,
+        typer.Option(
+            "--model-server", envvar=contract.ENV_MODEL_SERVER, help="An OpenAI-compatible /v1/embeddings address."
+        ),
+    ] = None,
+    notes_max: Annotated[
+        int, typer.Option("--notes-max", help="Bytes the notes may grow to.")
+    ] = contract.NOTES_MAX_DEFAULT,
 ) -> None:
     from lnk_link_memory.folder import Folder
     from lnk_link_memory.memory import Config, Memory
@@ -71,9 +86,9 @@ def serve(
 
 @app.command("session", hidden=True, help="One agent's session: MCP on stdio, passed to the owner's engine.")
 def session(
-    folder: Path = typer.Option(..., "--folder"),
-    state: Path = typer.Option(..., "--state"),
-    socket: Path = typer.Option(..., "--socket"),
+    folder: Annotated[Path, typer.Option("--folder")],
+    state: Annotated[Path, typer.Option("--state")],
+    socket: Annotated[Path, typer.Option("--socket")],
 ) -> None:
     from lnk_link_memory.session import run
     from lnk_link_memory.sockets import Hello, default_owner
@@ -94,7 +109,7 @@ def session(
 
 
 @app.command("engine", hidden=True, help="The owner's engine, started by the first session that needs it.")
-def engine(socket: Path = typer.Option(..., "--socket"), owner: str = typer.Option(..., "--owner")) -> None:
+def engine(socket: Annotated[Path, typer.Option("--socket")], owner: Annotated[str, typer.Option("--owner")]) -> None:
     from lnk_link_memory.engine import main as engine_main
 
     raise typer.Exit(engine_main(socket, owner))
@@ -102,9 +117,11 @@ def engine(socket: Path = typer.Option(..., "--socket"), owner: str = typer.Opti
 
 @app.command("status", help="What the index holds: documents, chunks, embedded, files left out and why, its size.")
 def status(
-    folder: Path = typer.Option(..., "--folder", help="The agent's folder, or the folder `serve` serves."),
-    state: Path | None = typer.Option(None, "--state", help="Where its index is (default: as serve keeps it)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+    folder: Annotated[Path, typer.Option("--folder", help="The agent's folder, or the folder `serve` serves.")],
+    state: Annotated[
+        Path | None, typer.Option("--state", help="Where its index is (default: as serve keeps it).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
     from lnk_link_memory.folder import Folder
     from lnk_link_memory.memory import INDEX, Config, Memory
@@ -119,7 +136,7 @@ def status(
     try:
         store.open()
     except Corrupt as exc:
-        say(f"The index at {where / INDEX} is corrupt ({exc}): memory sets it aside and builds it again when it next runs.")
+        say(f"The index at {where / INDEX} is corrupt ({exc}): memory builds it again when it next runs.")
         raise typer.Exit(1) from None
     agent = (folder / "Home").is_dir()
     tree = Folder.agent(folder.absolute(), None) if agent else Folder.plain(folder.absolute(), None)
@@ -129,7 +146,9 @@ def status(
     if as_json:
         print(answer.model_dump_json(indent=2))
         return
-    print(f"{answer.folder}: {answer.documents} documents ({answer.conversations} conversations), {answer.chunks} chunks")
+    print(
+        f"{answer.folder}: {answer.documents} documents ({answer.conversations} conversations), {answer.chunks} chunks"
+    )
     print(f"embedding ({answer.model}): {answer.embedding}; index {answer.index_bytes / 2**20:.1f} MiB")
     for skipped in answer.skipped:
         print(f"left out: {skipped.path}: {skipped.why}")

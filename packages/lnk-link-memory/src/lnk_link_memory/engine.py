@@ -114,7 +114,9 @@ class Engine:
                 writer.write(Welcome(ok=False, error=str(exc)).model_dump_json().encode() + b"\n")
                 return
             except ValidationError:
-                writer.write(Welcome(ok=False, error="the session's hello isn't one").model_dump_json().encode() + b"\n")
+                writer.write(
+                    Welcome(ok=False, error="the session's hello isn't one").model_dump_json().encode() + b"\n"
+                )
                 return
             writer.write(Welcome(ok=True).model_dump_json().encode() + b"\n")
             await self._speak(memory, reader, writer)

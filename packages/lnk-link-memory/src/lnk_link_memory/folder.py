@@ -12,11 +12,10 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path, PurePosixPath
 
 from link_plugin.layout import AgentFolder
-
 from lnk_link_memory.limits import MAX_FILE_BYTES
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})
@@ -27,13 +26,13 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
-class Kind(str, Enum):
+class Kind(StrEnum):
     DOCUMENT = "document"
     CONVERSATION = "conversation"
     NOTES = "notes"
 
 
-class Layout(str, Enum):
+class Layout(StrEnum):
     TREE = "tree"
     """Every document under the root, at any depth."""
     CONVERSATIONS = "conversations"

@@ -169,9 +169,7 @@ class Indexer:
             )
             w.execute("DELETE FROM skipped WHERE path = ?", (found.path,))
 
-    def _chunks(
-        self, w: sqlite3.Connection, doc: int, title: str, name_title: str | None, pieces: list[Chunk]
-    ) -> None:
+    def _chunks(self, w: sqlite3.Connection, doc: int, title: str, name_title: str | None, pieces: list[Chunk]) -> None:
         """Replace a document's chunks, keeping (and so not embedding again) each one whose words are the same."""
         old: dict[str, int] = {}
         for chunk_id, chunk_hash in w.execute("SELECT id, hash FROM chunks WHERE doc = ?", (doc,)):

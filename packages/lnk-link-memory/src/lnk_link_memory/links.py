@@ -78,9 +78,7 @@ def resolve(db: sqlite3.Connection, kind: str, key: str) -> str | None:
                 return str(row[0])
         return None
     name = key.rsplit("/", 1)[-1]
-    rows = db.execute(
-        "SELECT path, stem FROM documents WHERE name = ? ORDER BY length(path), path", (name,)
-    ).fetchall()
+    rows = db.execute("SELECT path, stem FROM documents WHERE name = ? ORDER BY length(path), path", (name,)).fetchall()
     for path, stem in rows:
         if "/" not in key or stem == key or stem.endswith("/" + key):
             return str(path)

@@ -23,6 +23,7 @@ from lnk_link_memory.answers import (
     Remembered,
     SearchAnswer,
     SkippedFile,
+    State,
     Status,
     budget,
     chars,
@@ -190,7 +191,9 @@ class Memory:
 
     # The tools
 
-    def search(self, query: str, since: str | None = None, size: int | None = None, next: str | None = None) -> SearchAnswer:
+    def search(
+        self, query: str, since: str | None = None, size: int | None = None, next: str | None = None
+    ) -> SearchAnswer:
         if not query.strip():
             raise AskError("The query is empty: give words to search for.")
         moment, offset, room = parse_since(since), _offset(next), budget(_size(size))
@@ -216,7 +219,7 @@ class Memory:
             note = "searched by words only (embeddings: none)"
         groups = search.rank(db, words, meaning)
         done, total = self._progress()
-        answer = SearchAnswer(results=[], embedded=f"{done:,} of {total:,} chunks embedded", note=note)
+        answer = SearchAnswer(results=[], next=None, embedded=f"{done:,} of {total:,} chunks embedded", note=note)
         page = groups[offset:]
         texts = self._passages(db, [g.chunk for g in page[:SEARCH_PAGE]])
         for found in page[:SEARCH_PAGE]:
@@ -317,7 +320,7 @@ class Memory:
             raise AskError(str(exc)) from None
         return data.decode("utf-8", errors="replace"), str(row[0]) if row else text.name_title(path)
 
-    def list(self, since: str | None = None, size: int | None = None, next: str | None = None) -> ListAnswer:
+    def changes(self, since: str | None = None, size: int | None = None, next: str | None = None) -> ListAnswer:
         moment, offset, room = parse_since(since), _offset(next), budget(_size(size))
         entries = self._guard(lambda: self._entries(moment))
         answer = ListAnswer(entries=[], total=len(entries))
@@ -343,7 +346,7 @@ class Memory:
         ):
             new = not before and first_seen > since
             moment = first_seen if new else changed
-            state = "new" if new else "changed"
+            state: State = "new" if new else "changed"
             entries.append((moment, Entry(path=path, title=title, kind=kind, state=state, when=when(moment))))
         for path, title, kind, at in db.execute("SELECT path, title, kind, at FROM removed WHERE at > ?", (since,)):
             entries.append((at, Entry(path=path, title=title, kind=kind, state="removed", when=when(at))))
@@ -375,8 +378,8 @@ class Memory:
         ):
             if (source_path, kind) not in seen and links.resolve(db, kind, key) == path:
                 seen.add((source_path, kind))
-                incoming.append(LinkEntry(path=source_path, title=source_title, kind=kind))
-        answer = LinksAnswer(path=path, links_to=[], linked_from=[])
+                incoming.append(LinkEntry(path=source_path, title=source_title, target=None, kind=kind))
+        answer = LinksAnswer(path=path, links_to=[], linked_from=[], left_out=0)
         for entry, into in [(e, answer.links_to) for e in out] + [(e, answer.linked_from) for e in incoming]:
             into.append(entry)
             if chars(answer) > room:
@@ -430,10 +433,7 @@ class Memory:
         counts = dict(db.execute("SELECT kind, count(*) FROM documents GROUP BY kind").fetchall())
         done, total = self._progress()
         choice = self.config.choice
-        if choice.words_only:
-            embedding = "words only (embeddings: none)"
-        else:
-            embedding = f"{done:,} of {total:,} chunks embedded"
+        embedding = "words only (embeddings: none)" if choice.words_only else f"{done:,} of {total:,} chunks embedded"
         error = self._error or (self._embedding.error if self._embedding is not None else None)
         return Status(
             folder=self.config.label,
@@ -443,7 +443,9 @@ class Memory:
             embedded=done,
             model=choice.name,
             embedding=embedding,
-            skipped=[SkippedFile(path=p, why=r) for p, r in db.execute("SELECT path, reason FROM skipped ORDER BY path")],
+            skipped=[
+                SkippedFile(path=p, why=r) for p, r in db.execute("SELECT path, reason FROM skipped ORDER BY path")
+            ],
             index_bytes=self.store.size(),
             removed_kept=int(db.execute("SELECT count(*) FROM removed").fetchone()[0]),
             notes=self.folder.notes if self.notes is not None else None,

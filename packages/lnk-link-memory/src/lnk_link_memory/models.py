@@ -105,7 +105,7 @@ class MiniLM:
     name = LOCAL
 
     def __init__(self) -> None:
-        import onnxruntime
+        import onnxruntime  # type: ignore[import-untyped]
         from tokenizers import Tokenizer
 
         try:

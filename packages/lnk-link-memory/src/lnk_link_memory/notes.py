@@ -7,6 +7,7 @@ file, so concurrent writers (other sessions, other processes) take turns and los
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import errno
 import fcntl
@@ -141,8 +142,6 @@ class Notes:
             os.rename(temporary, self.path.name, src_dir_fd=folder, dst_dir_fd=folder)
             os.fsync(folder)
         except BaseException:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary, dir_fd=folder)
-            except FileNotFoundError:
-                pass
             raise

@@ -11,10 +11,9 @@ from link_plugin import memory as contract
 from link_plugin.errors import LinkError
 from link_plugin.harness import Done
 from link_plugin.plugin import MemoryContext, MemoryEngine
-
 from lnk_link_memory import __version__
-from lnk_link_memory.models import ModelError, choose
 from lnk_link_memory.answers import READ_ONLY, REMEMBER
+from lnk_link_memory.models import ModelError, choose
 from lnk_link_memory.sockets import default_owner, engine_socket
 
 ENGINE = "link"

@@ -22,11 +22,12 @@ T = TypeVar("T")
 
 STATUS_URI = "memory://status"
 
-Since = Annotated[
-    str | None, Field(description="only what was changed or first seen after this ISO date or datetime")
+Since = Annotated[str | None, Field(description="only what was changed or first seen after this ISO date or datetime")]
+Size = Annotated[
+    int | None, Field(description="the answer's size in tokens (about 4 characters each); 6,000 unless given")
 ]
-Size = Annotated[int | None, Field(description="the answer's size in tokens (about 4 characters each); 6,000 unless given")]
 Next = Annotated[str | None, Field(description="the `next` of the answer before, to carry on from there")]
+
 
 async def _off_loop(call: Callable[[], T]) -> T:
     """Memory reads files and SQLite: done in a worker thread, never on the event loop."""
@@ -34,6 +35,7 @@ async def _off_loop(call: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(call)
     except AskError as exc:
         raise ToolError(str(exc)) from None
+
 
 def _tools(memory: Memory) -> list[Tool]:
     async def search(
@@ -51,9 +53,7 @@ def _tools(memory: Memory) -> list[Tool]:
 
     async def read(**arguments: Any) -> ReadAnswer:
         """Read a document from memory, whole lines at a time: `next` says where to go on from."""
-        return await _off_loop(
-            lambda: memory.read(arguments["path"], arguments.get("from"), arguments.get("size"))
-        )
+        return await _off_loop(lambda: memory.read(arguments["path"], arguments.get("from"), arguments.get("size")))
 
     # A parameter can't be called `from` in Python: the tool's signature says it by alias.
     read.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
@@ -77,7 +77,7 @@ def _tools(memory: Memory) -> list[Tool]:
     async def list_(since: Since = None, size: Size = None, next: Next = None) -> ListAnswer:
         """What changed in memory: documents new, changed or removed after `since` (all of them, newest
         first, without it). What was there when memory first read the folder is not news."""
-        return await _off_loop(lambda: memory.list(since, size, next))
+        return await _off_loop(lambda: memory.changes(since, size, next))
 
     async def links(
         path: Annotated[str, Field(description="the document's path as search or list give it")],
@@ -111,6 +111,7 @@ def _tools(memory: Memory) -> list[Tool]:
             )
         )
     return tools
+
 
 def build(memory: Memory) -> MCPServer[Any]:
     async def status() -> Status:

@@ -6,6 +6,7 @@ listening, and then only carries bytes both ways until either side ends.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -82,10 +83,8 @@ def _to_engine(client: socket.socket) -> None:
         if not data:
             break
         client.sendall(data)
-    try:
+    with contextlib.suppress(OSError):
         client.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass
 
 
 def run(path: Path, hello: Hello) -> int:

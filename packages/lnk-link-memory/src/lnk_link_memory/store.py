@@ -7,6 +7,7 @@ Each thread has its own connection; WAL lets searches read while the indexer wri
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -185,10 +186,8 @@ class Store:
     def close(self) -> None:
         with self._lock:
             for conn in self._connections:
-                try:
+                with contextlib.suppress(sqlite3.Error):
                     conn.close()
-                except sqlite3.Error:
-                    pass
             self._connections.clear()
             self._generation += 1
 
