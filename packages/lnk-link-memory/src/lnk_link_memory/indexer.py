@@ -115,6 +115,7 @@ class Indexer:
             title = text.heading_title(body) or text.name_title(found.path)
             name_title = text.name_title(found.path)
         words = text.tokens(body)
+        bag, sketch = text.fingerprint(words)
         pieces = chunk(body)
         stem = links.without_suffix("/".join(parts)).lower()
         found_links = links.found_in(body, found.path, source.prefix)
@@ -125,7 +126,7 @@ class Indexer:
                 doc = int(
                     w.execute(
                         "INSERT INTO documents(path, name, stem, kind, title, signature, hash, mtime, first_seen,"
-                        " before, changed, words, words_hash, text) VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?,?,?)",
+                        " before, changed, words, words_hash, bag, sketch, text) VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?,?,?,?,?)",
                         (
                             found.path,
                             PurePosixPath(stem).name,
@@ -139,6 +140,8 @@ class Indexer:
                             int(first),
                             len(words),
                             _hash(" ".join(words)),
+                            bag,
+                            sketch,
                             body if extracted(found.path) else None,
                         ),
                     ).lastrowid
@@ -147,7 +150,7 @@ class Indexer:
             else:
                 w.execute(
                     "UPDATE documents SET kind = ?, title = ?, signature = ?, hash = ?, mtime = ?, changed = ?,"
-                    " words = ?, words_hash = ?, text = ? WHERE id = ?",
+                    " words = ?, words_hash = ?, bag = ?, sketch = ?, text = ? WHERE id = ?",
                     (
                         found.kind.value,
                         title,
@@ -157,6 +160,8 @@ class Indexer:
                         now,
                         len(words),
                         _hash(" ".join(words)),
+                        bag,
+                        sketch,
                         body if extracted(found.path) else None,
                         doc,
                     ),

@@ -98,6 +98,7 @@ class Memory:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._last_scan: float | None = None
+        self._counted: tuple[int, tuple[int, int]] = (-1, (0, 0))
         self._error: str | None = None
         self._scanner = threading.Thread(target=self._scan_loop, name="scan", daemon=True)
         self._embedding: Embedding | None = None
@@ -262,11 +263,16 @@ class Memory:
         return out
 
     def _progress(self) -> tuple[int, int]:
+        """(embedded, chunks), counted again only when the index's change counter moved."""
+        counter = self.store.counter()
+        if self._counted[0] == counter:
+            return self._counted[1]
         db = self.store.db()
         total = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
         if self.config.choice.words_only:
             return 0, total
         done = int(db.execute("SELECT count(*) FROM vectors WHERE model = ?", (self.config.choice.name,)).fetchone()[0])
+        self._counted = (counter, (done, total))
         return done, total
 
     def read(self, path: str, start: int | None = None, size: int | None = None) -> ReadAnswer:

@@ -117,6 +117,9 @@ class MiniLM:
             ) from exc
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
+        # Memory the model asks for is given back after each run, so an engine's size doesn't grow
+        # with the largest batch it ever saw.
+        options.enable_cpu_mem_arena = False
         self._session = onnxruntime.InferenceSession(
             str(_checked(model, _MODEL_SHA256, "The embedding model")), options, providers=["CPUExecutionProvider"]
         )
@@ -124,10 +127,16 @@ class MiniLM:
         self._tokenizer.enable_truncation(_MAX_TOKENS)
         self._tokenizer.enable_padding()
         self._inputs = {i.name for i in self._session.get_inputs()}
+        self._running = threading.Lock()
 
     def embed(self, texts: list[str]) -> Vectors:
+        """One run at a time: the model uses every core already, and runs side by side only add memory."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        with self._running:
+            return self._embed(texts)
+
+    def _embed(self, texts: list[str]) -> Vectors:
         encoded = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)

@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS documents(
   changed REAL,                  -- when its words last changed after it was first seen
   words INTEGER NOT NULL,
   words_hash TEXT NOT NULL,
+  bag BLOB NOT NULL,             -- its words and how often: copies are told by these
+  sketch BLOB NOT NULL,          -- min-hashes of its words: which documents may be copies at all
   text TEXT                      -- the extracted text of a PDF or Word document
 );
 CREATE INDEX IF NOT EXISTS documents_name ON documents(name);

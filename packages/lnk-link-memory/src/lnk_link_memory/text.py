@@ -7,9 +7,12 @@ and in the query alike, finds any word of two characters or more wherever it sta
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from pathlib import PurePosixPath
+
+import numpy as np
 
 from lnk_link_memory.limits import TITLE_CHARS
 
@@ -207,8 +210,40 @@ def match_query(query: str, limit: int = 64) -> str | None:
     return " OR ".join(terms) if terms else None
 
 
-def word_bag(text: str) -> Counter[str]:
-    return Counter(tokens(text))
+SKETCH = 32
+"""How many min-hashes a document's words are summed up by, to find copies without comparing every pair."""
+_SEEDS = np.array([0x9E3779B97F4A7C15 * (i + 1) % 2**64 for i in range(SKETCH)], dtype=np.uint64)
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+def fingerprint(words: list[str]) -> tuple[bytes, bytes]:
+    """A document's words as (bag, sketch): its distinct words' hashes (sorted) with their counts, and
+    min-hashes of them. Documents sharing most words share most of their sketch."""
+    pairs = sorted(
+        (int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little"), count)
+        for word, count in Counter(words).items()
+    )
+    if not pairs:
+        return b"", np.full(SKETCH, np.iinfo(np.uint64).max, dtype=np.uint64).tobytes()
+    hashes = np.array([h for h, _ in pairs], dtype=np.uint64)
+    tally = np.array([n for _, n in pairs], dtype=np.uint64)
+    # Each occurrence is its own element (the word's 1st, 2nd, ... time), so the sketch follows the
+    # counts as the copy rule does, not just which words appear.
+    starts = np.repeat(np.cumsum(tally) - tally, tally.astype(np.int64))
+    nth = np.arange(len(starts), dtype=np.uint64) - starts
+    elements = np.repeat(hashes, tally.astype(np.int64)) ^ (nth * _MIX)
+    sketch = np.array([((elements ^ seed) * _MIX).min() for seed in _SEEDS], dtype=np.uint64)
+    return hashes.tobytes() + tally.tobytes(), sketch.tobytes()
+
+
+def shared_words(a: bytes, b: bytes) -> int:
+    """How many words two bags hold in common, each counted as often as both hold it."""
+    if not a or not b:
+        return 0
+    ha, ca = np.frombuffer(a, dtype=np.uint64).reshape(2, -1)
+    hb, cb = np.frombuffer(b, dtype=np.uint64).reshape(2, -1)
+    _, ia, ib = np.intersect1d(ha, hb, assume_unique=True, return_indices=True)
+    return int(np.minimum(ca[ia], cb[ib]).sum())
 
 
 def name_title(path: str) -> str:
