@@ -15,7 +15,8 @@ import numpy as np
 from lnk_link_memory.models import Choice, ModelError, embedder
 from lnk_link_memory.store import Store, corrupt
 
-BATCH = 32
+BATCH = 8
+"""Chunks per run of the model: larger batches run no faster here and take far more memory."""
 _FETCH = 256
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,7 @@ import hashlib
 import importlib.resources
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -127,14 +128,14 @@ class MiniLM:
         self._tokenizer.enable_truncation(_MAX_TOKENS)
         self._tokenizer.enable_padding()
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self._running = threading.Lock()
+        self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
 
     def embed(self, texts: list[str]) -> Vectors:
-        """One run at a time: the model uses every core already, and runs side by side only add memory."""
+        """Every run on one thread of its own, one at a time: the model uses every core already, and a
+        run's scratch memory, reused there, isn't kept again by each thread that asks (every agent's)."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        with self._running:
-            return self._embed(texts)
+        return self._runner.submit(self._embed, texts).result()
 
     def _embed(self, texts: list[str]) -> Vectors:
         encoded = self._tokenizer.encode_batch(texts)
