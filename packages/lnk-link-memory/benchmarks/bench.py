@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import statistics
 import sys
 import tempfile
@@ -28,31 +29,22 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from link_plugin import memory as contract
-from link_plugin.calls import PluginProgram
-from link_plugin.contract import Kind
-from link_plugin.layout import AgentFolder
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-
 from lnk_link_memory.embedding import BATCH, Embedding, chunk_text
 from lnk_link_memory.folder import Folder
 from lnk_link_memory.memory import Config, Memory
 from lnk_link_memory.models import LOCAL, Choice, choose, embedder
 from lnk_link_memory.vectors import compare
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
-WORDS = """time person year way day thing man world life hand part child eye woman place work week case point
-government company number group problem fact garden kitchen letter river mountain market ticket doctor
-lawyer teacher school holiday dinner breakfast coffee bread cheese apple orange train station airport
-flight hotel beach island forest winter summer spring autumn rain snow wind storm sun moon star music
-guitar piano song film book story poem paint brush canvas photo camera phone laptop screen keyboard
-meeting project budget invoice tax pension mortgage insurance lease contract salary bonus holiday dentist
-vet dog cat horse bird fish garden tomato basil pepper onion garlic soup salad pasta rice curry noodle
-bicycle car bus boat ship plane road bridge tunnel city village town street house flat room door window
-chair table sofa bed lamp clock mirror carpet shelf drawer box bag coat shoe hat scarf glove shirt dress
-friend sister brother mother father uncle aunt cousin neighbour colleague manager client customer
-football tennis chess running swimming climbing yoga marathon race match team score goal plan idea note
-reminder question answer reason result change report review update release version design model system""".split()
+from link_plugin import memory as contract
+from link_plugin.calls import PluginProgram
+from link_plugin.contract import Kind
+from link_plugin.layout import AgentFolder
+
+# Real words, from the documents the quality test searches; then made-up rarer ones.
+QUALITY = Path(__file__).resolve().parent.parent / "tests" / "quality"
+WORDS = sorted({w for p in QUALITY.rglob("*.md") for w in re.findall(r"[a-z]+", p.read_text().lower())})
 
 QUESTIONS = [
     "when is the dentist appointment",

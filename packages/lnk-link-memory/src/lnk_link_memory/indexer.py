@@ -126,7 +126,8 @@ class Indexer:
                 doc = int(
                     w.execute(
                         "INSERT INTO documents(path, name, stem, kind, title, signature, hash, mtime, first_seen,"
-                        " before, changed, words, words_hash, bag, sketch, text) VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?,?,?,?,?)",
+                        " before, changed, words, words_hash, bag, sketch, text)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?,?,?,?,?)",
                         (
                             found.path,
                             PurePosixPath(stem).name,
