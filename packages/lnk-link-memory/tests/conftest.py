@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,8 @@ def wait_for(check: Callable[[], bool], timeout: float = 30.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting")
         time.sleep(0.05)
+
+
+def iso(moment: float) -> str:
+    """A moment as the ISO datetime a model would give `since`."""
+    return datetime.fromtimestamp(moment).astimezone().isoformat()

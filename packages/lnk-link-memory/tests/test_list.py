@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
 import pytest
-from conftest import MakeMemory, write
+from conftest import MakeMemory, iso, write
 from lnk_link_memory import indexer
 from lnk_link_memory.memory import AskError
 
 from link_plugin.layout import AgentFolder
-
-
-def _iso(moment: float) -> str:
-    return datetime.fromtimestamp(moment).astimezone().isoformat()
 
 
 def test_what_was_there_first_is_not_news(agent: AgentFolder, memory_of: MakeMemory) -> None:
@@ -22,7 +17,7 @@ def test_what_was_there_first_is_not_news(agent: AgentFolder, memory_of: MakeMem
     write(agent.memory / "old.md", "# Old\n\nthere from the start\n")
     memory = memory_of(agent)
     memory.scan()
-    assert memory.changes(since=_iso(start)).entries == []
+    assert memory.changes(since=iso(start)).entries == []
     assert [e.path for e in memory.changes().entries] == ["memory/old.md"]
 
 
@@ -39,12 +34,12 @@ def test_new_changed_and_removed(agent: AgentFolder, memory_of: MakeMemory) -> N
     write(agent.memory / "edit.md", "# Edit\n\ntwo\n")
     (agent.memory / "gone.md").unlink()
     memory.scan()
-    states = {e.path: e.state for e in memory.changes(since=_iso(moment)).entries}
+    states = {e.path: e.state for e in memory.changes(since=iso(moment)).entries}
     assert states == {"memory/copied.md": "new", "memory/edit.md": "changed", "memory/gone.md": "removed"}
-    removed = next(e for e in memory.changes(since=_iso(moment)).entries if e.state == "removed")
+    removed = next(e for e in memory.changes(since=iso(moment)).entries if e.state == "removed")
     assert removed.title == "Gone soon"
     later = time.time()
-    assert memory.changes(since=_iso(later)).entries == []
+    assert memory.changes(since=iso(later)).entries == []
 
 
 def test_a_touched_file_with_the_same_words_is_not_changed(agent: AgentFolder, memory_of: MakeMemory) -> None:
@@ -55,7 +50,7 @@ def test_a_touched_file_with_the_same_words_is_not_changed(agent: AgentFolder, m
     time.sleep(0.05)
     path.write_text("# Same\n\nwords\n")
     memory.scan()
-    assert memory.changes(since=_iso(moment)).entries == []
+    assert memory.changes(since=iso(moment)).entries == []
 
 
 def test_only_the_latest_tombstones_are_kept(
@@ -70,7 +65,7 @@ def test_only_the_latest_tombstones_are_kept(
         memory.scan()
         (agent.memory / f"d{i}.md").unlink()
         memory.scan()
-    removed = [e.path for e in memory.changes(since=_iso(moment)).entries if e.state == "removed"]
+    removed = [e.path for e in memory.changes(since=iso(moment)).entries if e.state == "removed"]
     assert removed == ["memory/d4.md", "memory/d3.md", "memory/d2.md"]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import MakeMemory, write
+from conftest import MakeMemory, iso, write
 from lnk_link_memory.memory import AskError
 from lnk_link_memory.search import Ranked, fuse, newest_among_ties
 
@@ -115,7 +115,7 @@ def test_since_keeps_only_what_changed_or_is_new(agent: AgentFolder, memory_of: 
     time.sleep(0.05)
     write(agent.memory / "after.md", "# Tea\n\nBlack tea notes.\n", mtime=moment - 86400 * 365)
     memory.scan()
-    paths = [hit.path for hit in memory.search("tea", since=_iso(moment)).results]
+    paths = [hit.path for hit in memory.search("tea", since=iso(moment)).results]
     assert paths == ["memory/after.md"]
 
 
@@ -146,9 +146,3 @@ def test_bad_arguments_say_what_to_do(agent: AgentFolder, memory_of: MakeMemory)
         memory.search("x", next="abc")
     with pytest.raises(AskError, match="empty"):
         memory.search("   ")
-
-
-def _iso(moment: float) -> str:
-    from datetime import datetime
-
-    return datetime.fromtimestamp(moment).astimezone().isoformat()

@@ -120,53 +120,30 @@ class Indexer:
         stem = links.without_suffix("/".join(parts)).lower()
         found_links = links.found_in(body, found.path, source.prefix)
         now = time.time()
+        values: dict[str, object] = {
+            "kind": found.kind.value,
+            "title": title,
+            "signature": found.signature,
+            "hash": digest,
+            "mtime": found.mtime,
+            "words": len(words),
+            "words_hash": _hash(" ".join(words)),
+            "bag": bag,
+            "sketch": sketch,
+            "text": body if extracted(found.path) else None,
+        }
         with self.store.write() as w:
             if doc is None:
                 w.execute("DELETE FROM removed WHERE path = ?", (found.path,))
-                doc = int(
-                    w.execute(
-                        "INSERT INTO documents(path, name, stem, kind, title, signature, hash, mtime, first_seen,"
-                        " before, changed, words, words_hash, bag, sketch, text)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,NULL,?,?,?,?,?)",
-                        (
-                            found.path,
-                            PurePosixPath(stem).name,
-                            stem,
-                            found.kind.value,
-                            title,
-                            found.signature,
-                            digest,
-                            found.mtime,
-                            now,
-                            int(first),
-                            len(words),
-                            _hash(" ".join(words)),
-                            bag,
-                            sketch,
-                            body if extracted(found.path) else None,
-                        ),
-                    ).lastrowid
-                    or 0
-                )
+                name = PurePosixPath(stem).name
+                values.update(path=found.path, name=name, stem=stem, first_seen=now, before=int(first), changed=None)
+                columns, marks = ", ".join(values), ", ".join("?" * len(values))
+                insert = w.execute(f"INSERT INTO documents({columns}) VALUES ({marks})", tuple(values.values()))
+                doc = int(insert.lastrowid or 0)
             else:
-                w.execute(
-                    "UPDATE documents SET kind = ?, title = ?, signature = ?, hash = ?, mtime = ?, changed = ?,"
-                    " words = ?, words_hash = ?, bag = ?, sketch = ?, text = ? WHERE id = ?",
-                    (
-                        found.kind.value,
-                        title,
-                        found.signature,
-                        digest,
-                        found.mtime,
-                        now,
-                        len(words),
-                        _hash(" ".join(words)),
-                        bag,
-                        sketch,
-                        body if extracted(found.path) else None,
-                        doc,
-                    ),
-                )
+                values["changed"] = now
+                assignments = ", ".join(f"{column} = ?" for column in values)
+                w.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc))
             self._chunks(w, doc, title, name_title, pieces)
             w.execute("DELETE FROM links WHERE doc = ?", (doc,))
             w.executemany(
