@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import random
@@ -59,12 +60,12 @@ QUESTIONS = [
 
 
 # Text as people write it: a few words very often, most words rarely (Zipf), from a large vocabulary.
-VOCABULARY = WORDS + [f"{rng_word}{n}" for n in range(20_000) for rng_word in ("term",)]
-WEIGHTS = [1.0 / (rank + 1) for rank in range(len(VOCABULARY))]
+VOCABULARY = WORDS + [f"term{n}" for n in range(20_000)]
+CUMULATIVE = list(itertools.accumulate(1.0 / (rank + 1) for rank in range(len(VOCABULARY))))
 
 
 def sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choices(VOCABULARY, WEIGHTS, k=n)).capitalize() + "."
+    return " ".join(rng.choices(VOCABULARY, cum_weights=CUMULATIVE, k=n)).capitalize() + "."
 
 
 def make_folder(root: Path, documents: int, sections: int, seed: int = 1) -> AgentFolder:

@@ -187,6 +187,7 @@ class Memory:
             self.store.open()
             self.store.set_meta("model", self.config.choice.name)
             self.cache.forget()
+            self._counted = (-1, (0, 0))
             self._corrupt.clear()
             self._wake.set()
 
