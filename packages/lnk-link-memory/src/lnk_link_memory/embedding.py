@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from lnk_link_memory.models import Choice, ModelError, embedder
+from lnk_link_memory.models import Choice, ModelError, Vectors, embedder
 from lnk_link_memory.store import Store, corrupt
 
 BATCH = 8
@@ -36,6 +37,7 @@ class Embedding(threading.Thread):
         self.stop = threading.Event()
         self.error: str | None = None
         self._cursor = 0
+        self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-ahead")
 
     def run(self) -> None:
         backoff = 1.0
@@ -61,6 +63,7 @@ class Embedding(threading.Thread):
             if done == 0:
                 self.wake.wait(5.0)
                 self.wake.clear()
+        self._ahead.shutdown(wait=False)
 
     def step(self) -> int:
         """Embed the next chunks lacking a vector of this model; how many were embedded."""
@@ -73,12 +76,20 @@ class Embedding(threading.Thread):
         self._cursor = max(r[0] for r in rows)
         model = embedder(self._choice)
         rows.sort(key=lambda r: len(r[2]))
-        for start in range(0, len(rows), BATCH):
+        batches = [rows[start : start + BATCH] for start in range(0, len(rows), BATCH)]
+
+        def embed(batch: list[tuple[int, str, str, str, int]]) -> Future[Vectors]:
+            return self._ahead.submit(model.embed, [chunk_text(r[3], r[2], bool(r[4])) for r in batch])
+
+        # The next batch is embedded while this one's vectors are written: the model never waits on the index.
+        coming = embed(batches[0])
+        for index, batch in enumerate(batches):
+            vectors = coming.result()
+            if index + 1 < len(batches) and not self.stop.is_set():
+                coming = embed(batches[index + 1])
+            self._put(batch, vectors)
             if self.stop.is_set():
                 break
-            batch = rows[start : start + BATCH]
-            vectors = model.embed([chunk_text(r[3], r[2], bool(r[4])) for r in batch])
-            self._put(batch, vectors)
         return len(rows)
 
     def _pending(self, after: int) -> list[tuple[int, str, str, str, int]]:

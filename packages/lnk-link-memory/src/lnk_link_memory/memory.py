@@ -7,6 +7,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -102,6 +103,7 @@ class Memory:
         self._error: str | None = None
         self._scanner = threading.Thread(target=self._scan_loop, name="scan", daemon=True)
         self._embedding: Embedding | None = None
+        self._words = ThreadPoolExecutor(max_workers=1, thread_name_prefix="words")
 
     @property
     def writable(self) -> bool:
@@ -128,6 +130,7 @@ class Memory:
             self._embedding.join(timeout=30)
         if self._scanner.is_alive():
             self._scanner.join(timeout=30)
+        self._words.shutdown()
         self.store.close()
 
     # Keeping the index in step
@@ -203,7 +206,8 @@ class Memory:
 
     def _search(self, query: str, since: float | None, offset: int, room: int) -> SearchAnswer:
         db = self.store.db()
-        words = search.by_words(db, query, since)
+        # Words are looked up while the query is embedded and compared: each waits on its own work.
+        by_words = self._words.submit(lambda: search.by_words(self.store.db(), query, since))
         meaning: list[search.Ranked] = []
         note = None
         if not self.config.choice.words_only:
@@ -219,7 +223,7 @@ class Memory:
                 note = f"searched by words only: {exc}"
         else:
             note = "searched by words only (embeddings: none)"
-        groups = search.rank(db, words, meaning)
+        groups = search.rank(db, by_words.result(), meaning)
         done, total = self._progress()
         answer = SearchAnswer(results=[], next=None, embedded=f"{done:,} of {total:,} chunks embedded", note=note)
         page = groups[offset:]
