@@ -11,12 +11,15 @@ import uvicorn
 
 
 class Served:
-    """An ASGI app listening on 127.0.0.1 at a free port until stopped."""
+    """An ASGI app listening on 127.0.0.1 until stopped: at a free port, or at `port` (to come back
+    where it was after a stop, as a restarted service does)."""
 
-    def __init__(self, app: Any) -> None:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    def __init__(self, app: Any, port: int = 0) -> None:
+        # Named TCP, so asyncio turns Nagle off on each connection: a stand-in answering in
+        # pieces on a kept-alive connection would otherwise wait out the client's delayed ACK.
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
+        self._sock.bind(("127.0.0.1", port))
         self.port: int = self._sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)

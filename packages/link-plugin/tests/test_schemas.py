@@ -34,9 +34,18 @@ def test_a_stray_schema_is_caught(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", ["harness", "memory", "channel"])
-def test_the_prose_names_every_command(kind: str) -> None:
+def test_the_prose_has_a_row_for_every_command(kind: str) -> None:
+    """Each command's row names its arguments, says whether it is required, and which version added it."""
     from link_plugin.calls import TABLES
 
     prose = (SPEC.parent / f"{kind}.md").read_text()
+    rows = {line.split("`")[1].split()[0]: line for line in prose.splitlines() if line.startswith("| `")}
     for command in TABLES[Kind(kind)]:
-        assert f"| `{command.name}" in prose, f"contract-spec/{kind}.md has no row for `{command.name}`"
+        row = rows.get(command.name)
+        assert row is not None, f"contract-spec/{kind}.md has no row for `{command.name}`"
+        assert all(f"<{arg}>" in row for arg in command.args), row
+        assert ("| required |" in row) == command.required, row
+        assert row.rstrip().endswith(f"| {command.since} |"), row
+        for variable in command.inputs:
+            if variable.startswith("LNK_"):
+                assert variable in prose, f"contract-spec/{kind}.md doesn't say what {variable} is"

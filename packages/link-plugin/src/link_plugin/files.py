@@ -39,7 +39,7 @@ def write_atomic(path: Path, data: str | bytes, mode: int = 0o600) -> None:
         raise
 
 
-def _line_of(text: str, loc: tuple[Any, ...]) -> int | None:
+def line_of(text: str, loc: tuple[Any, ...]) -> int | None:
     """The line where the first key of a validation error's location is written, if found."""
     names = [str(part) for part in loc if isinstance(part, str)]
     if not names:
@@ -69,7 +69,7 @@ def load_toml(path: Path, model: type[M]) -> M:
         return model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        line = _line_of(path.read_text(), tuple(first["loc"]))
+        line = line_of(path.read_text(), tuple(first["loc"]))
         where = f"{path}, line {line}" if line else str(path)
         raise SettingsError(f"{where}: {describe_errors(exc)}.", "Fix the value and try again.") from exc
 

@@ -49,12 +49,6 @@ class Plugin:
     def contract(self) -> Contract:
         return Contract(kind=self.kind, version=CONTRACT_VERSION, name=self.name, release=self.release)
 
-    def answers(self, command: str) -> bool:
-        """Whether this plugin overrides the command's method."""
-        method = getattr(type(self), command.replace("-", "_"), None)
-        base = getattr(_BASES[self.kind], command.replace("-", "_"), None)
-        return method is not None and method is not base
-
 
 @dataclass
 class HarnessContext:
@@ -214,13 +208,6 @@ class ChannelPlugin(Plugin):
 
     def disconnect(self, ctx: ChannelContext) -> harness_contract.Done:
         raise NotAnswered
-
-
-_BASES: dict[Kind, type[Plugin]] = {
-    Kind.HARNESS: HarnessAdapter,
-    Kind.MEMORY: MemoryEngine,
-    Kind.CHANNEL: ChannelPlugin,
-}
 
 
 def say(text: str) -> None:

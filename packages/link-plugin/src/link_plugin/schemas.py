@@ -27,6 +27,7 @@ def _inputs() -> dict[str, type[BaseModel]]:
         "sandbox/decision.json": sandbox.Decision,
         "sandbox/grants.json": sandbox.Grants,
         "sandbox/check.json": sandbox.Check,
+        "sandbox/permissions.json": sandbox.Permissions,
         "wire/proof-request.json": wire.ProofRequest,
         "wire/proof-answer.json": wire.ProofAnswer,
         "wire/recover-answer.json": wire.RecoverAnswer,

@@ -6,6 +6,7 @@ import typer
 
 from lnk import __version__
 from lnk.plugins import plugins_command
+from lnk.upgrade import upgrade_command
 
 app = typer.Typer(
     name="lnk",
@@ -32,6 +33,7 @@ def root(
 
 
 app.command("plugins")(plugins_command)
+app.command("upgrade")(upgrade_command)
 
 
 def main() -> None:

@@ -1,0 +1,171 @@
+"""One message from a channel to the harness endpoint, and its answer back.
+
+Messages to one conversation are sent in the order they came, each once the one before it was
+taken (answered or steered), and answered side by side: a message sent while an answer is being
+written steers it (202), and is marked as the agent's settings say. "Typing" shows until the
+answer is done. An endpoint that can't be reached holds the message until it answers again (up to
+`hold`); one that breaks mid-answer already had the message, so what was shown says so and the
+answer comes by recovery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import defaultdict
+from collections.abc import Awaitable
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Protocol
+
+from link_plugin import wire
+from link_plugin.bridge.answer import INTERVAL, StreamedAnswer, Surface
+from link_plugin.bridge.recovery import Log, Recovery
+from link_plugin.bridge.retry import GIVE_UP, Interrupted, RetryLater
+from link_plugin.bridge.split import Measure
+from link_plugin.endpoint import EndpointClient, EndpointError, EndpointRefused, EndpointUnreachable, ProofFailed
+
+INTERRUPTED = "(The agent stopped before it finished; its answer will follow when it's back.)"
+UNREACHABLE = "(The agent isn't answering right now, so this message wasn't passed on. Try again in a while.)"
+
+
+class Place(Surface, Protocol):
+    """The chat a message came from, as its channel shows things there."""
+
+    async def typing(self) -> None:
+        """Show the agent typing (for a few seconds, or until a message is sent)."""
+        ...
+
+    async def mark(self, mark: str) -> None:
+        """Mark the message that came (it steered a running turn)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Pace:
+    interval: float = INTERVAL
+    """Seconds between edits of a streamed answer."""
+    typing: float = 4.0
+    """Seconds between "typing" signals (channels show one for about five)."""
+    hold: float = 120.0
+    """Seconds a message waits for an unreachable endpoint before the owner is told."""
+    give_up: float = GIVE_UP
+    """Seconds of flood control and network errors after which a call to the channel fails."""
+
+
+PACE = Pace()
+
+
+class Carrier:
+    def __init__(
+        self,
+        client: EndpointClient,
+        recovery: Recovery,
+        channel: str,
+        log: Log,
+        *,
+        limit: int,
+        measure: Measure = len,
+        steered: str | None = None,
+        pace: Pace = PACE,
+    ) -> None:
+        self._client = client
+        self._recovery = recovery
+        self._channel = channel
+        self._log = log
+        self._limit = limit
+        self._measure = measure
+        self._steered = steered
+        self._pace = pace
+        self._order: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def answer(self, place: Surface) -> StreamedAnswer:
+        """A streamed answer in `place`, at this channel's limit and pace."""
+        return StreamedAnswer(
+            place, limit=self._limit, measure=self._measure, interval=self._pace.interval, give_up=self._pace.give_up
+        )
+
+    async def deliver(self, place: Surface, text: str) -> None:
+        """A whole answer at once (recovered ones), split at the limit."""
+        answer = self.answer(place)
+        answer.add(text)
+        await answer.finish()
+
+    async def carry(self, chat: str, text: str, place: Place) -> None:
+        """Send the message to the endpoint and show its answer in `place`."""
+        thread = wire.Thread(channel=self._channel, chat=chat)
+        typing = asyncio.create_task(self._keep_typing(place))
+        try:
+            await self._carry(thread, text, place)
+        finally:
+            typing.cancel()
+
+    async def _carry(self, thread: wire.Thread, text: str, place: Place) -> None:
+        deadline = time.monotonic() + self._pace.hold
+        while True:
+            try:
+                answer = await self._send(thread, text, place)
+            except (EndpointUnreachable, ProofFailed) as exc:
+                self._recovery.lost()
+                self._log(f"{thread}: holding a message, the endpoint can't be reached ({exc})")
+                if await self._recovery.reachable(deadline - time.monotonic()):
+                    continue
+                await self.deliver(place, UNREACHABLE)
+                return
+            except EndpointRefused as exc:
+                self._log(f"{thread}: {exc}")
+                await self.deliver(place, f"(The agent refused this message: {exc.message})")
+                return
+            except EndpointError as exc:
+                self._log(f"{thread}: {exc}")
+                await self.deliver(place, f"(The agent failed: {exc.message})")
+                return
+            if answer is not None:
+                await answer
+            return
+
+    async def _send(self, thread: wire.Thread, text: str, place: Place) -> Awaitable[object] | None:
+        """Send the message and stream its answer; what is left to do once the connection is closed.
+
+        Raises what the endpoint did before it took the message; after it took it (it answered),
+        the message is never sent again."""
+        order = self._order[str(thread)]
+        held = True
+        await order.acquire()
+        answer: StreamedAnswer | None = None
+        try:
+            async with self._client.chat(text, thread) as reply:
+                order.release()
+                held = False
+                self._recovery.reached()
+                if reply.steered:
+                    return self._quietly(place.mark(self._steered)) if self._steered else None
+                answer = self.answer(place)
+                async for delta in reply.deltas():
+                    answer.add(delta)
+        except (EndpointUnreachable, ProofFailed) as exc:
+            if answer is None:
+                raise
+            self._recovery.lost()
+            self._log(f"{thread}: the endpoint broke mid-answer ({exc}); the answer comes by recovery")
+            return answer.finish(INTERRUPTED)
+        except EndpointError as exc:
+            if answer is None:
+                raise
+            self._log(f"{thread}: {exc}")
+            return answer.finish(f"(The agent failed: {exc.message})")
+        finally:
+            if held:
+                order.release()
+        return answer.finish() if answer is not None else None
+
+    async def _keep_typing(self, place: Place) -> None:
+        while True:
+            await self._quietly(place.typing())
+            await asyncio.sleep(self._pace.typing)
+
+    @staticmethod
+    async def _quietly(signal: Awaitable[None]) -> None:
+        """A signal that may be lost (typing, a mark): one try; flood control and network errors skip it."""
+        with suppress(RetryLater, Interrupted):
+            await signal

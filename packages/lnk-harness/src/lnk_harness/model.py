@@ -1,0 +1,225 @@
+"""Calling the model: OpenAI chat completions or Anthropic Messages, streamed, at the address given.
+
+The harness holds no key. Behind Link's proxy the address is the provider's plain-http one and
+the proxy adds the key; the HTTP client honours HTTP_PROXY. Which API a model speaks is its
+provider's (`link_plugin.providers`); a local model server speaks OpenAI's.
+
+The conversation travels in OpenAI's message shape (user, assistant with tool_calls, tool) and
+is put in Anthropic's only on the way out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+
+from link_plugin import LinkError
+from link_plugin.harness import ModelRef
+from link_plugin.providers import PROVIDERS
+from lnk_harness.events import Asked
+from lnk_harness.tools import ToolSpec
+
+ANTHROPIC_VERSION = "2023-06-01"
+MAX_TOKENS = 8192
+"""Anthropic's Messages API needs a cap on the answer's length; OpenAI's doesn't."""
+
+Message = dict[str, Any]
+
+
+class ModelError(LinkError):
+    """The model could not be asked, or answered something that isn't an answer."""
+
+
+@dataclass
+class Step:
+    """What one call to the model gave, once it finished."""
+
+    text: str = ""
+    calls: list[Asked] = field(default_factory=list)
+
+
+def api_of(model: ModelRef) -> Literal["openai", "anthropic"]:
+    provider = PROVIDERS.get(model.provider)
+    return provider.api if provider is not None else "openai"
+
+
+def new_http() -> httpx.AsyncClient:
+    # trust_env: in the sandbox HTTP_PROXY names Link's proxy, which adds the key.
+    return httpx.AsyncClient(trust_env=True, timeout=httpx.Timeout(300.0, connect=15.0))
+
+
+async def stream(
+    http: httpx.AsyncClient, model: ModelRef, system: str, messages: list[Message], tools: list[ToolSpec]
+) -> AsyncIterator[str | Step]:
+    """The answer's text as it comes, then the whole step."""
+    if api_of(model) == "anthropic":
+        url, headers, body = _anthropic_request(model, system, messages, tools)
+        parse = _anthropic_events
+    else:
+        url, headers, body = _openai_request(model, system, messages, tools)
+        parse = _openai_events
+    try:
+        async with http.stream("POST", url, headers=headers, json=body) as response:
+            if response.status_code != 200:
+                raw = (await response.aread()).decode(errors="replace")
+                raise ModelError(f"the model at {url} answered {response.status_code}: {_error_text(raw)}")
+            async for item in parse(response.aiter_lines()):
+                yield item
+    except httpx.HTTPError as exc:
+        raise ModelError(f"the model at {url} could not be reached: {type(exc).__name__}: {exc}") from exc
+
+
+def _error_text(raw: str) -> str:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        return raw[:500]
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and "message" in error:
+        return str(error["message"])[:500]
+    return raw[:500]
+
+
+async def _data_lines(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
+    async for line in lines:
+        if not line.startswith("data:"):
+            continue
+        data = line[5:].strip()
+        if not data or data == "[DONE]":
+            continue
+        try:
+            parsed = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise ModelError(f"the model streamed something that is not JSON: {data[:200]!r}") from exc
+        if isinstance(parsed, dict):
+            yield parsed
+
+
+# --- OpenAI chat completions ---------------------------------------------------------------
+
+
+def _openai_request(
+    model: ModelRef, system: str, messages: list[Message], tools: list[ToolSpec]
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    body: dict[str, Any] = {
+        "model": model.name,
+        "stream": True,
+        "messages": [{"role": "system", "content": system}, *messages],
+    }
+    if tools:
+        body["tools"] = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}
+            for t in tools
+        ]
+    return f"{model.url.rstrip('/')}/chat/completions", {}, body
+
+
+async def _openai_events(lines: AsyncIterator[str]) -> AsyncIterator[str | Step]:
+    step = Step()
+    calls: dict[int, dict[str, str]] = {}
+    async for chunk in _data_lines(lines):
+        if "error" in chunk:
+            raise ModelError(f"the model failed mid-answer: {_error_text(json.dumps(chunk))}")
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            text = delta.get("content")
+            if isinstance(text, str) and text:
+                step.text += text
+                yield text
+            for call in delta.get("tool_calls") or []:
+                slot = calls.setdefault(int(call.get("index", len(calls))), {"id": "", "name": "", "arguments": ""})
+                function = call.get("function") or {}
+                slot["id"] = call.get("id") or slot["id"]
+                slot["name"] += function.get("name") or ""
+                slot["arguments"] += function.get("arguments") or ""
+    step.calls = [Asked(**calls[index]) for index in sorted(calls)]
+    yield step
+
+
+# --- Anthropic Messages --------------------------------------------------------------------
+
+
+def _anthropic_request(
+    model: ModelRef, system: str, messages: list[Message], tools: list[ToolSpec]
+) -> tuple[str, dict[str, str], dict[str, Any]]:
+    body: dict[str, Any] = {
+        "model": model.name,
+        "max_tokens": MAX_TOKENS,
+        "stream": True,
+        "system": system,
+        "messages": to_anthropic(messages),
+    }
+    if tools:
+        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.schema} for t in tools]
+    return f"{model.url.rstrip('/')}/messages", {"anthropic-version": ANTHROPIC_VERSION}, body
+
+
+def _input_of(arguments: str) -> dict[str, Any]:
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def to_anthropic(messages: list[Message]) -> list[Message]:
+    """OpenAI-shaped messages as Anthropic's: blocks, tool results in the user's turn, roles alternating."""
+    out: list[Message] = []
+    for message in messages:
+        role = message["role"]
+        blocks: list[dict[str, Any]] = []
+        if role == "tool":
+            role = "user"
+            blocks.append(
+                {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": message["content"]}
+            )
+        else:
+            if message.get("content"):
+                blocks.append({"type": "text", "text": message["content"]})
+            for call in message.get("tool_calls") or []:
+                function = call["function"]
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": call["id"],
+                        "name": function["name"],
+                        "input": _input_of(function["arguments"]),
+                    }
+                )
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"] += blocks
+        else:
+            out.append({"role": role, "content": blocks})
+    if out and out[0]["role"] != "user":
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(the conversation so far)"}]})
+    return out
+
+
+async def _anthropic_events(lines: AsyncIterator[str]) -> AsyncIterator[str | Step]:
+    step = Step()
+    calls: dict[int, dict[str, str]] = {}
+    async for event in _data_lines(lines):
+        kind = event.get("type")
+        if kind == "error":
+            raise ModelError(f"the model failed mid-answer: {_error_text(json.dumps(event))}")
+        if kind == "content_block_start":
+            block = event.get("content_block") or {}
+            if block.get("type") == "tool_use":
+                calls[int(event.get("index", 0))] = {"id": block["id"], "name": block["name"], "arguments": ""}
+        elif kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") == "text_delta" and delta.get("text"):
+                step.text += delta["text"]
+                yield delta["text"]
+            elif delta.get("type") == "input_json_delta":
+                index = int(event.get("index", 0))
+                if index in calls:
+                    calls[index]["arguments"] += delta.get("partial_json") or ""
+    step.calls = [Asked(**calls[index]) for index in sorted(calls)]
+    yield step

@@ -1,0 +1,186 @@
+"""An agent's tools: MCP servers over streamable HTTP, each by name and address.
+
+Each server's tools reach the model as the server describes them (name, description, input
+schema), untranslated. A tool's answer is kept up to 32 KiB and cut with a note past that.
+`remember` (memory's only write) is offered only in the owner's own conversations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import logging
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from mcp import Client
+    from mcp_types import CallToolResult, RequestParamsMeta
+
+log = logging.getLogger("lnk_harness.tools")
+
+ANSWER_MAX = 32 * 1024
+"""Bytes of a tool's answer kept for the model."""
+OWNER_ONLY = frozenset({"remember"})
+"""Tools offered only in the owner's own conversations (and chats the owner shared)."""
+META_TOOLS = "link.local/tools"
+"""The `_meta` key telling a tool which tools the conversation calling it has."""
+LISTING_TTL = 300.0
+"""Seconds a server's tool listing is used before it is asked again."""
+CALL_TIMEOUT = 300.0
+LIST_TIMEOUT = 10.0
+MAX_PAGES = 20
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    server: str
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+
+def cap(text: str, limit: int = ANSWER_MAX) -> str:
+    """Keep the first `limit` bytes of a tool's answer, saying so when it was cut."""
+    raw = text.encode()
+    if len(raw) <= limit:
+        return text
+    kept = raw[:limit].decode(errors="ignore")
+    return f"{kept}\n[cut: the tool answered {len(raw)} bytes; only the first {limit // 1024} KiB are kept]"
+
+
+def render(result: CallToolResult) -> str:
+    """A tool's answer as text for the model."""
+    parts: list[str] = []
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(str(getattr(block, "text", "")))
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind}: {getattr(block, 'mime_type', 'unknown type')}]")
+        elif kind == "resource_link":
+            parts.append(f"[resource: {getattr(block, 'uri', '')}]")
+        elif kind == "resource":
+            resource = getattr(block, "resource", None)
+            text = getattr(resource, "text", None)
+            parts.append(text if isinstance(text, str) else f"[resource: {getattr(resource, 'uri', '')}]")
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    text = "\n".join(parts)
+    if result.is_error:
+        text = f"The tool answered with an error: {text}"
+    return cap(text)
+
+
+@dataclass
+class Toolbox:
+    """One agent's tool servers, with their listings kept a while (they're the agent's, not a turn's)."""
+
+    addresses: dict[str, str]
+    ttl: float = LISTING_TTL
+    _listings: dict[str, tuple[float, list[ToolSpec]]] = field(default_factory=dict)
+    _asking: dict[str, asyncio.Task[list[ToolSpec]]] = field(default_factory=dict)
+
+    async def warm(self) -> None:
+        """List every server before the first message needs them."""
+        if self.addresses:
+            await asyncio.to_thread(importlib.import_module, "mcp")  # off the event loop: it loads slowly
+            await asyncio.gather(*(self._list(server) for server in self.addresses))
+
+    async def _list(self, server: str) -> list[ToolSpec]:
+        kept = self._listings.get(server)
+        if kept is not None and time.monotonic() - kept[0] < self.ttl:
+            return kept[1]
+        if server not in self._asking:
+            # One listing at a time per server: turns arriving together share it.
+            self._asking[server] = asyncio.create_task(self._ask_listing(server))
+            self._asking[server].add_done_callback(lambda _: self._asking.pop(server, None))
+        return await asyncio.shield(self._asking[server])
+
+    async def _ask_listing(self, server: str) -> list[ToolSpec]:
+        from mcp import Client
+
+        specs: list[ToolSpec] = []
+        try:
+            async with Client(self.addresses[server], read_timeout_seconds=LIST_TIMEOUT) as client:
+                cursor: str | None = None
+                for _ in range(MAX_PAGES):
+                    page = await client.list_tools(cursor=cursor)
+                    specs += [
+                        ToolSpec(server, tool.name, tool.description or "", dict(tool.input_schema))
+                        for tool in page.tools
+                    ]
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+        except Exception as exc:
+            # A tool that doesn't answer costs its tools this turn, never the answer.
+            log.warning("the tool %s at %s can't be listed: %s", server, self.addresses[server], exc)
+            return []
+        self._listings[server] = (time.monotonic(), specs)
+        return specs
+
+    def servers(self, narrowed: frozenset[str] | None) -> list[str]:
+        return [name for name in self.addresses if narrowed is None or name in narrowed]
+
+    async def offered(self, narrowed: frozenset[str] | None, owner: bool) -> list[ToolSpec]:
+        """The tools a conversation has: its servers' (all, or those it was narrowed to)."""
+        servers = self.servers(narrowed)
+        listings = await asyncio.gather(*(self._list(server) for server in servers))
+        offered: dict[str, ToolSpec] = {}
+        for specs in listings:
+            for spec in specs:
+                if spec.name in OWNER_ONLY and not owner:
+                    continue
+                if spec.name in offered:
+                    first = offered[spec.name].server
+                    log.warning("the tool %s of %s is also %s's: %s's is kept", spec.name, spec.server, first, first)
+                    continue
+                offered[spec.name] = spec
+        return list(offered.values())
+
+
+class ToolCalls:
+    """The sessions one turn opens to its tools, closed when the turn ends."""
+
+    def __init__(self, toolbox: Toolbox, conversation_tools: list[str]) -> None:
+        self._toolbox = toolbox
+        self._meta = cast("RequestParamsMeta", {META_TOOLS: conversation_tools})
+        self._stack = AsyncExitStack()
+        self._clients: dict[str, Client] = {}
+
+    async def __aenter__(self) -> ToolCalls:
+        await self._stack.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            await self._stack.aclose()
+        except Exception as error:
+            log.warning("closing a tool session failed: %s", error)
+
+    async def _client(self, server: str) -> Client:
+        if server not in self._clients:
+            from mcp import Client
+
+            client = Client(self._toolbox.addresses[server], read_timeout_seconds=CALL_TIMEOUT)
+            self._clients[server] = await self._stack.enter_async_context(client)
+        return self._clients[server]
+
+    async def call(self, spec: ToolSpec, arguments: str) -> str:
+        try:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            return f"The call was not made: its arguments are not JSON ({exc.msg}). Call it again with a JSON object."
+        if not isinstance(parsed, dict):
+            return "The call was not made: its arguments must be a JSON object."
+        try:
+            client = await self._client(spec.server)
+            result = await client.call_tool(spec.name, parsed, meta=self._meta)
+        except Exception as exc:
+            log.warning("the tool %s of %s failed: %s", spec.name, spec.server, exc)
+            return f"The tool {spec.name} could not be called: {type(exc).__name__}: {exc}"
+        return render(result)

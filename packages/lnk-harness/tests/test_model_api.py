@@ -1,0 +1,93 @@
+"""The model is called through the address given, in its provider's API, and never with a key."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from conftest import MAIN
+from helpers import Harness, say, settings_for
+from mcp_tools import ToolServers
+from proxy import KeyAddingProxy
+
+from link_conformance.provider import Reply, StandInProvider, ToolCall
+from link_plugin import wire
+from link_plugin.providers import PROVIDERS
+
+
+def test_anthropic_messages_with_a_tool_round_trip(
+    tmp_path: Path, provider: StandInProvider, servers: ToolServers
+) -> None:
+    settings = settings_for(
+        tmp_path,
+        MAIN,
+        provider.url,
+        provider="anthropic",
+        model_name="claude-sonnet-5-5",
+        tools={"memory": servers.address("memory")},
+    )
+    (Path(settings.folders.home) / "instructions" / "who.md").write_text("You are terse.")
+    provider.script(
+        Reply(text="Looking.", tool_calls=[ToolCall("search", {"query": "lease"})], chunks=2),
+        Reply(text="It ends in March.", chunks=3),
+    )
+    before = len(provider.requests)
+    with Harness([settings]) as harness:
+        assert say(harness, "when does the lease end?", "telegram:9") == (200, "Looking.\n\nIt ends in March.")
+    first, second = provider.requests[before:]
+    assert first.path == "/v1/messages"
+    assert first.json["model"] == "claude-sonnet-5-5" and first.json["stream"] is True
+    assert "You are terse." in first.json["system"]
+    assert first.json["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "when does the lease end?"}]}
+    ]
+    search = next(t for t in first.json["tools"] if t["name"] == "search")
+    assert search["description"] == "Search the agent's memory by words and meaning."
+    assert search["input_schema"]["required"] == ["query"]
+    assert first.headers["anthropic-version"] == "2023-06-01"
+    assert "x-api-key" not in first.headers and "authorization" not in first.headers
+    assistant, results = second.json["messages"][1:]
+    assert assistant["role"] == "assistant"
+    assert assistant["content"][0] == {"type": "text", "text": "Looking."}
+    use = assistant["content"][1]
+    assert use["type"] == "tool_use" and use["name"] == "search" and use["input"] == {"query": "lease"}
+    assert results["role"] == "user" and results["content"][0]["type"] == "tool_result"
+    assert results["content"][0]["tool_use_id"] == use["id"]
+    assert servers.called("search")[-1] == {"query": "lease"}
+
+
+def test_through_the_proxy_which_adds_the_key(tmp_path: Path) -> None:
+    """As in the sandbox: HTTP_PROXY names Link's proxy, the harness calls the provider's plain-http
+    address with no key, and only the proxy's request to the provider carries one."""
+    with StandInProvider(key="sk-only-the-proxy-has-this") as keyed:
+        openai = PROVIDERS["openai"]
+        with KeyAddingProxy({openai.host: keyed.origin}, key="sk-only-the-proxy-has-this") as proxy:
+            settings = settings_for(tmp_path, MAIN, openai.url, model_name="gpt-6-luna")
+            keyed.script(Reply(text="through the proxy"))
+            env = {"HTTP_PROXY": proxy.url, "http_proxy": proxy.url, "NO_PROXY": "", "no_proxy": ""}
+            with Harness([settings], env=env) as harness:
+                assert say(harness, "hi", "telegram:proxy") == (200, "through the proxy")
+            path, headers = proxy.seen[-1]
+            assert path == "http://api.openai.com/v1/chat/completions"
+            assert "authorization" not in headers and "x-api-key" not in headers
+            assert keyed.requests[-1].headers["authorization"] == "Bearer sk-only-the-proxy-has-this"
+            assert keyed.requests[-1].json["model"] == "gpt-6-luna"
+
+
+def test_a_model_that_fails_says_so_and_loses_nothing(tmp_path: Path, provider: StandInProvider) -> None:
+    provider.script(Reply(status=529, error="overloaded"), Reply(text="better now"))
+    with Harness([settings_for(tmp_path, MAIN, provider.url)]) as harness:
+
+        async def failing() -> str:
+            async with harness.client().chat("are you there?", wire.Thread.parse("kit:fail")) as reply:
+                return await reply.text()
+
+        try:
+            asyncio.run(failing())
+        except Exception as exc:
+            assert "529" in str(exc) and "overloaded" in str(exc)
+        else:
+            raise AssertionError("the failure was not said")
+        assert say(harness, "now?", "kit:fail") == (200, "better now")
+        shown = [m["content"] for m in provider.requests[-1].json["messages"][1:]]
+        assert shown == ["are you there?", "now?"], "the message the model never answered is still there"

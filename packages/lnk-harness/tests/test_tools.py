@@ -1,0 +1,112 @@
+"""Tools: MCP servers passed through untranslated, answers capped, narrowed, remember kept to the owner."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import MAIN
+from helpers import Harness, ask, events, say, settings_for, transcript
+from mcp_tools import BIG, ToolServers
+
+from link_conformance.provider import Reply, StandInProvider, ToolCall
+from lnk_harness.tools import ANSWER_MAX, META_TOOLS
+
+
+@pytest.fixture(scope="module")
+def harness(
+    tmp_path_factory: pytest.TempPathFactory, provider: StandInProvider, servers: ToolServers
+) -> Iterator[Harness]:
+    tools = {name: servers.address(name) for name in ("big", "meta")}
+    settings = settings_for(tmp_path_factory.mktemp("tools"), MAIN, provider.url, tools=tools)
+    env = {"LNK_MEMORY": servers.address("memory"), "LNK_TOOLS": json.dumps({"slow": servers.address("slow")})}
+    with Harness([settings], env=env) as harness:
+        yield harness
+
+
+def offered(provider: StandInProvider) -> dict[str, dict[str, object]]:
+    return {t["function"]["name"]: t["function"] for t in provider.requests[-1].json.get("tools") or []}
+
+
+def test_every_tool_reaches_the_model_as_its_server_describes_it(harness: Harness, provider: StandInProvider) -> None:
+    say(harness, "what can you do?", "kit:listing")
+    tools = offered(provider)
+    assert set(tools) == {"search", "remember", "wait", "dump", "whoami"}
+    assert tools["search"]["description"] == "Search the agent's memory by words and meaning."
+    schema = tools["search"]["parameters"]
+    assert schema["properties"]["query"]["type"] == "string" and schema["required"] == ["query"]
+
+
+def test_a_tool_call_goes_to_its_server_and_back_to_the_model(
+    harness: Harness, provider: StandInProvider, servers: ToolServers
+) -> None:
+    provider.script(Reply(tool_calls=[ToolCall("search", {"query": "lease"})]), Reply(text="March."))
+    assert say(harness, "when does my lease end?", "kit:search") == (200, "March.")
+    assert servers.called("search")[-1] == {"query": "lease"}
+    last = provider.requests[-1].json["messages"]
+    assert last[-2]["tool_calls"][0]["function"]["name"] == "search"
+    assert last[-1] == {"role": "tool", "tool_call_id": last[-2]["tool_calls"][0]["id"], "content": last[-1]["content"]}
+    assert "the lease ends in March" in last[-1]["content"]
+    transcript(harness.conversation("kit:search"), "when does my lease end?", "_Used `search`._", "March.")
+
+
+def test_a_long_tool_answer_is_cut_at_32_kib_with_a_note(harness: Harness, provider: StandInProvider) -> None:
+    provider.script(Reply(tool_calls=[ToolCall("dump", {})]), Reply(text="that was long"))
+    say(harness, "dump it", "kit:big")
+    answer = provider.requests[-1].json["messages"][-1]["content"]
+    kept, _, note = answer.rpartition("\n")
+    assert len(kept.encode()) == ANSWER_MAX
+    assert "cut" in note and str(BIG) in note
+
+
+def test_the_tool_is_told_the_conversations_tools(
+    harness: Harness, provider: StandInProvider, servers: ToolServers
+) -> None:
+    provider.script(Reply(tool_calls=[ToolCall("whoami", {})]), Reply(text="ok"))
+    asyncio.run(ask(harness.client(), "who?", "kit:meta", tools=frozenset({"meta", "memory"})))
+    assert sorted(servers.metas[-1][META_TOOLS]) == ["memory", "meta"]
+
+
+def test_narrowing_is_kept_beside_the_events_and_only_intersects(harness: Harness, provider: StandInProvider) -> None:
+    client = harness.client()
+    asyncio.run(ask(client, "your task", "kit:sub", tools=frozenset({"memory", "big"})))
+    assert set(offered(provider)) == {"search", "dump"}, "a subagent's conversation is not the owner's: no remember"
+    asyncio.run(ask(client, "later", "kit:sub", tools=frozenset({"big", "slow"})))
+    assert set(offered(provider)) == {"dump"}
+    folder = harness.conversation("kit:sub")
+    assert json.loads((folder / "tools.json").read_text()) == {"tools": ["big"]}
+    assert not any("tools" in json.dumps(e.get("took", "")) for e in events(folder))
+    harness.restart()
+    asyncio.run(ask(harness.client(), "after a restart", "kit:sub"))
+    assert set(offered(provider)) == {"dump"}, "nothing widens it again, a restart included"
+
+
+def test_a_call_to_a_tool_the_conversation_lacks_is_not_made(
+    harness: Harness, provider: StandInProvider, servers: ToolServers
+) -> None:
+    before = len(servers.called("search"))
+    provider.script(Reply(tool_calls=[ToolCall("search", {"query": "x"})]), Reply(text="no search here"))
+    asyncio.run(ask(harness.client(), "search!", "kit:nosearch", tools=frozenset({"big"})))
+    assert len(servers.called("search")) == before
+    assert "no tool named search" in provider.requests[-1].json["messages"][-1]["content"]
+
+
+def test_bad_arguments_are_answered_without_a_call(
+    harness: Harness, provider: StandInProvider, servers: ToolServers
+) -> None:
+    before = len(servers.called("search"))
+    provider.script(Reply(tool_calls=[ToolCall("search", {})]), Reply(text="retrying"))
+    say(harness, "search with nothing", "kit:args")
+    assert len(servers.called("search")) == before, "the server refused the call without its query"
+    assert "query" in provider.requests[-1].json["messages"][-1]["content"].lower()
+
+
+def test_a_tool_that_doesnt_answer_costs_its_tools_not_the_answer(tmp_path: Path, provider: StandInProvider) -> None:
+    settings = settings_for(tmp_path, MAIN, provider.url, tools={"gone": "http://127.0.0.1:9/mcp"})
+    provider.script(Reply(text="still here"))
+    with Harness([settings]) as harness:
+        assert say(harness, "hello", "kit:down") == (200, "still here")
+        assert "tools" not in provider.requests[-1].json

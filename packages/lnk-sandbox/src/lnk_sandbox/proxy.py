@@ -1,0 +1,383 @@
+"""The agent's proxy: the only way out of its sandbox, outside it, on unix sockets the relays reach.
+
+It speaks HTTP CONNECT (a tunnel to host:port) and plain HTTP (absolute-form requests), judges
+each by the agent's rules before resolving the name and every address after, and logs each
+connection. Plain HTTP to a hosted model provider it knows goes on over TLS with the agent's key
+added, so the harness never holds the key. Requests to the proxy itself under /_link/tools/ go
+to the core's tool bridge on its unix socket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import SplitResult, urlsplit
+
+from link_plugin.keys import KeyStore
+from link_plugin.providers import BY_HOST, UPSTREAM_ENV, Provider
+from link_plugin.sandbox import TOOLS_PATH
+from lnk_sandbox.addresses import IP, literal
+from lnk_sandbox.grants import normal_host
+from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, answer, read_head
+from lnk_sandbox.rules import LOOPBACK_NAMES, Rules
+from lnk_sandbox.sockets import unix_address
+
+CHUNK = 256 * 1024
+TIMEOUT = 30.0
+_TOOL_NAME = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+class Refused(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class Network:
+    """How the proxy resolves names and opens connections: the machine's own, unless a test stands in."""
+
+    async def resolve(self, host: str, port: int) -> list[IP]:
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise Refused(502, f"{host} can't be resolved ({exc.strerror})") from None
+        found = [literal(str(info[4][0])) for info in infos]
+        return [address for address in found if address is not None]
+
+    async def connect(self, host: str, port: int, tls: str | None = None) -> Streams:
+        context = ssl.create_default_context() if tls else None
+        return await asyncio.open_connection(host, port, ssl=context, server_hostname=tls, limit=MAX_HEAD)
+
+
+class ConnectionLog:
+    """Each connection, as one JSON line: host, port, and allowed or why refused."""
+
+    def __init__(self, path: Path | None, echo: TextIO | None = None) -> None:
+        self.path = path
+        self.echo = echo
+        self._lock = threading.Lock()
+
+    def record(self, kind: str, host: str, port: int, refused: str | None = None, **more: Any) -> None:
+        entry = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "kind": kind,
+            "host": host,
+            "port": port,
+            "allowed": refused is None,
+            **({"reason": refused} if refused else {}),
+            **more,
+        }
+        with self._lock:
+            if self.path is not None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a") as handle:
+                    handle.write(json.dumps(entry) + "\n")
+            if self.echo is not None and refused:
+                print(f"lnk-sandbox: refused {kind} {host}:{port}: {refused}", file=self.echo, flush=True)
+
+
+@dataclass
+class ProxySettings:
+    rules: Rules
+    port: int
+    """Its own port as the sandbox sees it, so a request to the proxy itself is known as one."""
+    log: ConnectionLog
+    tools_socket: Path | None = None
+    tools: frozenset[str] | None = None
+    """Tools passed on to the bridge; None: every one."""
+    keys: KeyStore | None = None
+    """Where the agent's model keys are; None: no key is added (the harness holds its own)."""
+    upstreams: Mapping[str, str] = field(default_factory=dict)
+    """The proxy's environment, for LNK_UPSTREAM_<PROVIDER>."""
+    network: Network = field(default_factory=Network)
+
+
+async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy one direction until it ends, then end that direction of the other side."""
+    try:
+        while data := await reader.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+    except (ConnectionError, OSError, ssl.SSLError):
+        writer.close()
+
+
+async def tunnel(a: Streams, b: Streams) -> None:
+    await asyncio.gather(pump(a[0], b[1]), pump(b[0], a[1]))
+
+
+def close(writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):
+        writer.close()
+
+
+async def exchange(client: Streams, upstream: Streams, head: Head) -> None:
+    """Send one request on, stream its body up and the response down, then end both connections."""
+    upstream[1].write(head.closing().encode())
+    sending = asyncio.ensure_future(pump(client[0], upstream[1]))
+    try:
+        while True:
+            response = await read_head(upstream[0])
+            if response is None:
+                client[1].write(answer(502, "Bad Gateway", "lnk's proxy: the server closed without answering\n"))
+                return
+            if 100 <= response.status < 200 and response.status != 101:
+                client[1].write(response.encode())
+                continue
+            client[1].write(response.closing().encode())
+            break
+        await pump(upstream[0], client[1])
+    finally:
+        sending.cancel()
+        close(upstream[1])
+
+
+def _authority(target: str) -> tuple[str, int]:
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise BadMessage(f"CONNECT needs host:port, not {target!r}")
+    return normal_host(host), int(port)
+
+
+class Proxy:
+    def __init__(self, settings: ProxySettings) -> None:
+        self.settings = settings
+
+    @property
+    def rules(self) -> Rules:
+        return self.settings.rules
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        client = (reader, writer)
+        try:
+            head = await asyncio.wait_for(read_head(reader), TIMEOUT)
+            if head is None:
+                return
+            await self._route(client, head)
+        except BadMessage as exc:
+            writer.write(answer(400, "Bad Request", f"lnk's proxy can't read this request: {exc}\n"))
+        except Refused as exc:
+            writer.write(answer(exc.status, "Forbidden" if exc.status == 403 else "Bad Gateway", f"{exc.reason}\n"))
+        except (TimeoutError, ConnectionError, OSError, ssl.SSLError):
+            pass
+        except asyncio.CancelledError:
+            # The sandbox ended and the proxy with it: this connection's task is the last to know.
+            return
+        except Exception as exc:  # one connection's failure never takes the proxy down
+            self.settings.log.record("error", "proxy", self.settings.port, f"{type(exc).__name__}: {exc}")
+            writer.write(answer(502, "Bad Gateway", f"lnk's proxy failed: {type(exc).__name__}\n"))
+        finally:
+            with contextlib.suppress(Exception):
+                await writer.drain()
+            close(writer)
+
+    async def _route(self, client: Streams, head: Head) -> None:
+        if head.method == "CONNECT":
+            host, port = _authority(head.target)
+            upstream = await self._open("connect", host, port)
+            client[1].write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await tunnel(client, upstream)
+            return
+        if head.target.startswith("/"):
+            await self._own(client, head, head.target)
+            return
+        url = urlsplit(head.target)
+        if url.scheme != "http" or not url.hostname:
+            raise BadMessage("a proxy request names an http:// address (https goes through CONNECT)")
+        try:
+            port = url.port or 80
+        except ValueError:
+            raise BadMessage(f"a bad port in {head.target[:80]!r}") from None
+        host = normal_host(url.hostname)
+        path = url.path or "/"
+        target = f"{path}?{url.query}" if url.query else path
+        if port == self.settings.port and (host in LOOPBACK_NAMES or (literal(host) or "") == literal("127.0.0.1")):
+            await self._own(client, head, target)
+        elif port == 80 and host in BY_HOST:
+            await self._provider(client, head, BY_HOST[host], target)
+        else:
+            upstream = await self._open("http", host, port)
+            named = f"[{host}]" if ":" in host else host
+            sent = Head((head.method, target, head.start[2]), head.headers)
+            await exchange(client, upstream, sent.with_header("Host", named if port == 80 else f"{named}:{port}"))
+
+    async def _open(self, kind: str, host: str, port: int, **more: Any) -> Streams:
+        """Judge (host, port), resolve it, judge each address, and connect to an allowed one."""
+        addresses: list[IP] = []
+        reason = self.rules.before(host, port)
+        if reason is None:
+            try:
+                addresses = await self.settings.network.resolve(host, port)
+            except Refused as exc:
+                self.settings.log.record(kind, host, port, exc.reason, **more)
+                raise
+            reasons = [self.rules.after(address, port) for address in addresses] or [f"{host} resolves to no address"]
+            reason = next((r for r in reasons if r is not None), None)
+        if reason is not None:
+            self.settings.log.record(kind, host, port, reason, **more)
+            raise Refused(403, f"lnk's proxy refused {host}:{port}: {reason}")
+        self.settings.log.record(kind, host, port, **more)
+        return await self._connect(host, port, addresses)
+
+    async def _connect(self, host: str, port: int, addresses: list[IP], tls: str | None = None) -> Streams:
+        last: Exception | None = None
+        for address in addresses:
+            try:
+                return await asyncio.wait_for(self.settings.network.connect(str(address), port, tls), TIMEOUT)
+            except (OSError, TimeoutError) as exc:
+                last = exc
+        raise Refused(502, f"lnk's proxy couldn't reach {host}:{port} ({last})")
+
+    async def _own(self, client: Streams, head: Head, target: str) -> None:
+        """A request to the proxy itself: the tools under /_link/tools/<tool>/..., nothing else."""
+        if not target.startswith(TOOLS_PATH):
+            raise Refused(403, f"lnk's proxy serves only {TOOLS_PATH}<tool>/mcp here")
+        tool = target[len(TOOLS_PATH) :].split("/", 1)[0].split("?", 1)[0]
+        if not tool or tool in (".", "..") or not set(tool) <= _TOOL_NAME:
+            raise Refused(403, f"lnk's proxy: {tool!r} is not a tool's name")
+        allowed = self.settings.tools is None or tool in self.settings.tools
+        socket_path = self.settings.tools_socket
+        reason = None if allowed else f"the tool {tool} isn't one of this agent's"
+        if reason is None and socket_path is None:
+            reason = "no tools are served to this sandbox"
+        self.settings.log.record("tools", "proxy", self.settings.port, reason, tool=tool)
+        if reason is not None or socket_path is None:
+            raise Refused(403, f"lnk's proxy refused the tool {tool}: {reason}")
+        try:
+            with unix_address(socket_path) as address:
+                upstream = await asyncio.open_unix_connection(address, limit=MAX_HEAD)
+        except OSError:
+            raise Refused(502, "lnk's proxy: the agent's tool bridge isn't running") from None
+        await exchange(client, upstream, Head((head.method, target, head.start[2]), head.headers))
+
+    async def _provider(self, client: Streams, head: Head, provider: Provider, target: str) -> None:
+        """Plain HTTP to a hosted model: on over TLS, with the agent's key added when it is wired."""
+        key = self.settings.keys.get(provider.name) if self.settings.keys is not None else None
+        more = {"provider": provider.name, "key": key is not None}
+        override = self.settings.upstreams.get(UPSTREAM_ENV.format(name=provider.name.upper()))
+        if override:
+            reason = self.rules.before(provider.host, 443)
+            self.settings.log.record("http", provider.host, 80, reason, **more, upstream=override)
+            if reason is not None:
+                raise Refused(403, f"lnk's proxy refused {provider.host}: {reason}")
+            url = urlsplit(override)
+            upstream = await self._upstream(url)
+            host_header = url.netloc
+            if url.path.rstrip("/"):
+                target = url.path.rstrip("/") + target.removeprefix(provider.base_path)
+        else:
+            upstream = await self._open("http", provider.host, 443, tls=provider.host, **more)
+            host_header = provider.host
+        sent = Head((head.method, target, head.start[2]), head.headers).with_header("Host", host_header)
+        if self.settings.keys is not None:
+            sent = sent.without(provider.key_header)
+            if key is not None:
+                for name, value in provider.key_headers(key).items():
+                    sent = sent.with_header(name, value)
+        await exchange(client, upstream, sent)
+
+    async def _upstream(self, url: SplitResult) -> Streams:
+        """A provider's stand-in named by LNK_UPSTREAM_<PROVIDER>: set outside every sandbox, so trusted."""
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise Refused(502, f"lnk's proxy: {url.geturl()!r} is not an http(s) address")
+        tls = url.hostname if url.scheme == "https" else None
+        port = url.port or (443 if tls else 80)
+        try:
+            return await asyncio.wait_for(self.settings.network.connect(url.hostname, port, tls), TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise Refused(502, f"lnk's proxy couldn't reach {url.netloc} ({exc})") from None
+
+
+async def forward(port: int, log: ConnectionLog, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A connection from inside to one loopback port of this machine (a local model server's)."""
+    try:
+        upstream = await asyncio.open_connection("127.0.0.1", port, limit=MAX_HEAD)
+    except OSError as exc:
+        log.record("forward", "127.0.0.1", port, f"nothing answers there ({exc.strerror})")
+        close(writer)
+        return
+    log.record("forward", "127.0.0.1", port)
+    try:
+        await tunnel((reader, writer), upstream)
+    except asyncio.CancelledError:
+        return
+    finally:
+        close(writer)
+        close(upstream[1])
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+class Served:
+    """The proxy and port forwards on an event loop of their own, in a thread, while a sandbox runs."""
+
+    def __init__(self) -> None:
+        self._unix: list[tuple[Path, Handler]] = []
+        self._tcp: list[tuple[str, int, Handler]] = []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="lnk-proxy", daemon=True)
+        self._servers: list[asyncio.Server] = []
+
+    def unix(self, path: Path, handler: Handler) -> None:
+        self._unix.append((path, handler))
+
+    def tcp(self, host: str, port: int, handler: Handler) -> None:
+        self._tcp.append((host, port, handler))
+
+    async def _bind(self) -> list[asyncio.Server]:
+        servers = []
+        for path, handler in self._unix:
+            with unix_address(path) as address:
+                servers.append(await asyncio.start_unix_server(handler, address, limit=MAX_HEAD))
+        for host, port, handler in self._tcp:
+            servers.append(await asyncio.start_server(handler, host, port, limit=MAX_HEAD))
+        return servers
+
+    @property
+    def ports(self) -> list[int]:
+        """The TCP ports bound, in order (a port asked as 0 gets one)."""
+        bound = [server.sockets[0] for server in self._servers]
+        return [int(sock.getsockname()[1]) for sock in bound if sock.family != socket.AF_UNIX]
+
+    def start(self) -> Served:
+        self._thread.start()
+        self._servers = asyncio.run_coroutine_threadsafe(self._bind(), self._loop).result(timeout=10)
+        return self
+
+    def stop(self) -> None:
+        async def _close() -> None:
+            for server in self._servers:
+                server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(_close(), self._loop).result(timeout=5)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+        self._loop.close()
+
+    def __enter__(self) -> Served:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,71 @@
+"""The proxy's rules: which host and port a sandboxed program may reach, before and after resolution.
+
+A name is judged before it is resolved (so a refused name is never even looked up), and every
+address it resolves to is judged again before the proxy connects to one of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from link_plugin.sandbox import ANY_HOST
+from lnk_sandbox.addresses import IP, is_loopback, literal, refusal
+from lnk_sandbox.grants import Endpoint, normal_host
+
+WEB_PORTS = frozenset({80, 443})
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+
+
+def _is_loopback_name(host: str) -> bool:
+    return host in LOOPBACK_NAMES or host.endswith(".localhost")
+
+
+def matches(host: str, pattern: str) -> bool:
+    """A host list entry: `*` (any), `*.example.com` (it and every name under it), or one name."""
+    if pattern == ANY_HOST:
+        return True
+    if pattern.startswith("*."):
+        base = pattern[2:]
+        return host == base or host.endswith(f".{base}")
+    return host == pattern
+
+
+@dataclass(frozen=True)
+class Rules:
+    internet: bool = True
+    """The network permission: hosts outside this machine, through the proxy."""
+    localhost: bool = False
+    """The localhost permission: every loopback port of this machine."""
+    hosts: tuple[str, ...] | None = None
+    """The host list; None: any host."""
+    endpoints: frozenset[Endpoint] = frozenset()
+    """Named tcp endpoints: a raw protocol reaches only these, a name only its port."""
+    loopback_ports: frozenset[int] = frozenset()
+    """Loopback ports reachable without localhost (a local model server's)."""
+    this_machine: frozenset[IP] = field(default_factory=frozenset)
+    setup: bool = False
+    """The host list is the adapter's, for a setup step, not the agent's."""
+
+    def before(self, host: str, port: int) -> str | None:
+        """Why (host, port) is refused before any lookup, or None to go on and resolve it."""
+        host = normal_host(host)
+        address = literal(host)
+        if (address is not None and is_loopback(address)) or _is_loopback_name(host):
+            if self.localhost or port in self.loopback_ports:
+                return None
+            return "this machine (loopback): needs the localhost permission"
+        if not self.internet:
+            return "the network permission is off for this agent"
+        if self.hosts is not None and not any(matches(host, pattern) for pattern in self.hosts):
+            if self.setup:
+                return f"{host} isn't one of the hosts the harness's adapter names for its setup"
+            return f"{host} isn't one of the agent's hosts (lnk agent allow host {host})"
+        if port not in WEB_PORTS and Endpoint(host=host, port=port) not in self.endpoints:
+            return f"port {port} of {host} isn't a named endpoint (lnk agent allow tcp {host}:{port})"
+        return None
+
+    def after(self, address: IP, port: int) -> str | None:
+        """Why the proxy won't connect to a resolved address, or None when it may."""
+        if is_loopback(address) and port in self.loopback_ports:
+            return None
+        return refusal(address, localhost=self.localhost, this_machine=self.this_machine)

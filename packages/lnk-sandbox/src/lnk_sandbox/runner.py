@@ -1,0 +1,298 @@
+"""Running a request: the policy, its own proxy and relays, the sandbox, and the command's exit code.
+
+Each run gets a proxy of its own, on sockets in a folder of its own under the agent's
+`.net/<id>/`, so `lnk agent run` beside a running agent never disturbs the agent's. Without a
+sandbox it runs only where a grant says so by name and the machine doesn't forbid it; a missing
+bubblewrap is refused with how to install it, never a reason to run without.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any, TextIO
+
+from link_plugin.errors import LinkError
+from link_plugin.keys import KeyStore
+from link_plugin.layout import Layout
+from link_plugin.permissions import Permission
+from link_plugin.sandbox import SandboxRequest
+from lnk_sandbox import bwrap, seatbelt
+from lnk_sandbox.grants import HarnessGrants, agent_settings, load_agent, load_harness, machine_forbids_unsandboxed
+from lnk_sandbox.policy import Context, Policy, build, source_of
+from lnk_sandbox.proxy import ConnectionLog, Network, Proxy, ProxySettings, Served, forward
+
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+USERNS_HINT = (
+    "bubblewrap needs user namespaces. Where they are restricted (Ubuntu 23.10 and later), give bwrap "
+    "an AppArmor profile of its own allowing them (`userns,`) rather than turning the rule off for every "
+    "program with sysctl."
+)
+Stream = IO[Any] | int | None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunFolder:
+    """net/<id>/<mode>-<pid>-<random>/: this run's sockets, removed when it ends."""
+
+    def __init__(self, net: Path, mode: str) -> None:
+        self.net = net
+        self.root = net / f"{mode}-{os.getpid()}-{secrets.token_hex(3)}"
+
+    @property
+    def sockets(self) -> Path:
+        return self.root / "out"
+
+    def __enter__(self) -> RunFolder:
+        self.net.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for stale in self.net.iterdir():
+            parts = stale.name.split("-")
+            if stale.is_dir() and len(parts) == 3 and parts[1].isdigit() and not _alive(int(parts[1])):
+                shutil.rmtree(stale, ignore_errors=True)
+        self.sockets.mkdir(parents=True, mode=0o700)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _publish(port: int) -> socket.socket:
+    """A listening socket on this machine's loopback for one of the agent's ports, handed inside."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+    except OSError as exc:
+        listener.close()
+        raise LinkError(
+            f"Port {port} of this machine's loopback is taken ({exc.strerror}): the agent's port can't be published.",
+            "Stop what listens there, or give the agent other ports.",
+        ) from None
+    listener.listen(128)
+    return listener
+
+
+@contextlib.contextmanager
+def _passed_on(target: subprocess.Popen[bytes], child: list[int]) -> Iterator[None]:
+    """Signals to this process go to the sandbox's first process, which passes them to the command."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(number: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(OSError):
+            if child:
+                os.kill(child[0], number)
+            else:
+                target.send_signal(number)
+
+    previous = {number: signal.signal(number, handler) for number in FORWARDED}
+    try:
+        yield
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+class Sandbox:
+    """One run of a request, as `lnk-sandbox run` does it."""
+
+    def __init__(
+        self,
+        request: SandboxRequest,
+        layout: Layout,
+        *,
+        environ: Mapping[str, str] | None = None,
+        network: Network | None = None,
+        stdin: Stream = None,
+        stdout: Stream = None,
+        stderr: Stream = None,
+        echo: TextIO | None = None,
+    ) -> None:
+        self.request = request
+        self.layout = layout
+        self.settings = agent_settings(layout, request.agent)
+        """An unknown agent stops here; everything that runs is keyed by the agent's ID (its proxy's sockets)."""
+        self.agent_id = self.settings.id
+        self.environ = dict(os.environ if environ is None else environ)
+        self.network = network or Network()
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self.echo = echo if echo is not None else sys.stderr
+
+    def policy(self) -> Policy:
+        request = self.request
+        harness = load_harness(self.layout, request.harness) if request.harness else HarnessGrants()
+        context = Context(
+            self.layout, request.agent, self.settings, load_agent(self.layout, request.agent), harness, self.environ
+        )
+        return build(request, context, macos=sys.platform == "darwin")
+
+    def unsandboxed(self) -> bool:
+        """Whether this run goes without a sandbox, which only a grant by name or --no-sandbox asks."""
+        request = self.request
+        if request.mode == "tool":
+            if request.no_sandbox:
+                raise LinkError("A tool outside the harness's sandbox always runs in a sandbox of its own.")
+            return False
+        asked = request.no_sandbox
+        if request.harness and request.mode == "harness":
+            asked = asked or Permission.UNSANDBOXED in load_harness(self.layout, request.harness).allow
+        if asked and machine_forbids_unsandboxed(self.layout):
+            raise LinkError(
+                f"{request.harness or request.agent} would run without a sandbox, and this machine forbids it "
+                f"(unsandboxed = false in {self.layout.machine}).",
+                "Run a harness that works in a sandbox; a grant made earlier doesn't change this.",
+            )
+        return asked
+
+    def run(self) -> int:
+        if self.unsandboxed():
+            return self._bare()
+        policy = self.policy()
+        if sys.platform == "darwin":
+            return self._seatbelt(policy)
+        return self._bubblewrap(policy)
+
+    def _bare(self) -> int:
+        who = self.request.harness or self.request.agent
+        print(f"lnk-sandbox: {who} runs without a sandbox: it reads and writes all you can.", file=self.echo)
+        env = {**self.environ, **self.request.env}
+        try:
+            process = subprocess.Popen(
+                self.request.argv,
+                env=env,
+                cwd=self.request.cwd,
+                stdin=self.stdin,
+                stdout=self.stdout,
+                stderr=self.stderr,
+            )
+        except OSError as exc:
+            raise LinkError(f"Can't run {self.request.argv[0]}: {exc.strerror}.") from None
+        with _passed_on(process, [process.pid]):
+            return process.wait()
+
+    def _proxy(self, policy: Policy) -> Proxy | None:
+        if policy.rules is None:
+            return None
+        request = self.request
+        config = self.layout.agent_config(request.agent)
+        return Proxy(
+            ProxySettings(
+                rules=policy.rules,
+                port=policy.proxy_port,
+                log=self.log(),
+                tools_socket=self.layout.tools_socket(self.agent_id) if request.mode == "harness" else None,
+                tools=frozenset(request.tools) if request.tools is not None else None,
+                keys=KeyStore(config.keys) if request.wire_keys and request.mode == "harness" else None,
+                upstreams=self.environ,
+                network=self.network,
+            )
+        )
+
+    def log(self) -> ConnectionLog:
+        return ConnectionLog(self.layout.agent_config(self.request.agent).root / "proxy.log", echo=self.echo)
+
+    def _served(self, policy: Policy, folder: RunFolder) -> Served:
+        served = Served()
+        proxy = self._proxy(policy)
+        if proxy is not None:
+            served.unix(folder.sockets / "proxy.sock", proxy.handle)
+        for port in policy.forwards:
+            served.unix(folder.sockets / f"port-{port}.sock", functools.partial(forward, port, self.log()))
+        return served
+
+    def _bubblewrap(self, policy: Policy) -> int:
+        program = bwrap.bwrap()
+        with RunFolder(self.layout.net(self.agent_id), policy.mode) as folder, self._served(policy, folder):
+            listeners = [_publish(port) for port in policy.publish] if policy.namespace else []
+            info_read, info_write = os.pipe()
+            relay = _memory_file("lnk-relay", source_of("relay").encode())
+            plumbing = bwrap.Plumbing(
+                relay_fd=relay,
+                sockets=folder.sockets if policy.rules is not None or policy.forwards else None,
+                accept=[(listener.fileno(), port) for listener, port in zip(listeners, policy.publish, strict=True)],
+                info_fd=info_write,
+            )
+            # The options go through a file of their own: no other user reads them in `ps`.
+            options = bwrap.options(policy, plumbing)
+            arguments = _memory_file("lnk-bwrap-options", b"".join(os.fsencode(arg) + b"\0" for arg in options))
+            try:
+                process = subprocess.Popen(
+                    [program, "--args", str(arguments), "--", *bwrap.command(policy, plumbing)],
+                    pass_fds=[arguments, relay, info_write, *(listener.fileno() for listener in listeners)],
+                    process_group=0,
+                    stdin=self.stdin,
+                    stdout=self.stdout,
+                    stderr=self.stderr,
+                )
+            finally:
+                for fd in (arguments, relay, info_write):
+                    os.close(fd)
+                for listener in listeners:
+                    listener.close()
+            child: list[int] = []
+            started = threading.Thread(target=_read_info, args=(info_read, child), daemon=True)
+            started.start()
+            with _passed_on(process, child):
+                code = process.wait()
+            started.join(timeout=5)
+        if not child and code != 0:
+            raise LinkError("bubblewrap couldn't make the sandbox (its own message is above).", USERNS_HINT)
+        return code
+
+    def _seatbelt(self, policy: Policy) -> int:
+        proxy = self._proxy(policy)
+        served = Served()
+        if proxy is not None:
+            served.tcp("127.0.0.1", policy.proxy_port, proxy.handle)
+        with served:
+            return subprocess.call(
+                seatbelt.command(policy),
+                env=seatbelt.environment(policy),
+                cwd=policy.cwd,
+                stdin=self.stdin,
+                stdout=self.stdout,
+                stderr=self.stderr,
+            )
+
+
+def _memory_file(name: str, data: bytes) -> int:
+    """A file in memory holding `data`, read from the start by whoever it is handed to."""
+    fd = os.memfd_create(name)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _read_info(fd: int, child: list[int]) -> None:
+    """bubblewrap says the sandbox's first process once it runs; nothing comes when it failed to start."""
+    data = b""
+    with os.fdopen(fd, "rb", buffering=0) as stream:
+        while chunk := stream.read(4096):
+            data += chunk
+            with contextlib.suppress(ValueError):
+                if not child:
+                    child.append(int(json.loads(data)["child-pid"]))

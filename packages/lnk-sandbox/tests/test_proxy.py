@@ -1,0 +1,125 @@
+"""The proxy as a client meets it: one request per connection, bodies and streams passed through,
+bad requests answered, the tool bridge missing said so. Served on the loopback, without a sandbox."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from helpers import Internet, Website
+from lnk_sandbox.http import MAX_HEAD
+from lnk_sandbox.proxy import ConnectionLog, Proxy, ProxySettings, Served
+from lnk_sandbox.rules import Rules
+
+from link_conformance.provider import Reply, StandInProvider
+from link_plugin.keys import KeyStore
+
+KEY = "sk-proxy-test"
+
+
+@pytest.fixture
+def site() -> Iterator[Website]:
+    found = Website()
+    yield found
+    found.close()
+
+
+@pytest.fixture
+def provider() -> Iterator[StandInProvider]:
+    with StandInProvider(key=KEY) as found:
+        yield found
+
+
+@pytest.fixture
+def proxy(tmp_path: Path, site: Website, provider: StandInProvider) -> Iterator[str]:
+    keys = KeyStore(tmp_path / "keys.json")
+    keys.set("openai", KEY)
+    settings = ProxySettings(
+        rules=Rules(),
+        port=3128,
+        log=ConnectionLog(tmp_path / "proxy.log"),
+        tools_socket=tmp_path / "missing.sock",
+        keys=keys,
+        upstreams={"LNK_UPSTREAM_OPENAI": provider.origin},
+        network=Internet({"site.example": "93.184.215.14"}, {("93.184.215.14", 80): site.port}),
+    )
+    served = Served()
+    served.tcp("127.0.0.1", 0, Proxy(settings).handle)
+    with served:
+        yield f"127.0.0.1:{served.ports[0]}"
+
+
+def exchange(proxy: str, data: bytes) -> bytes:
+    host, _, port = proxy.partition(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(data)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    return received
+
+
+def test_a_request_is_answered_once_and_the_connection_closed(proxy: str) -> None:
+    two = b"GET http://site.example/a HTTP/1.1\r\nHost: site.example\r\n\r\nGET http://site.example/b HTTP/1.1\r\n\r\n"
+    received = exchange(proxy, two)
+    assert received.count(b"HTTP/1.") == 1 and b"Connection: close" in received
+    assert received.endswith(b"page for site.example at /a")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"NONSENSE\r\n\r\n",
+        b"GET http://site.example/ HTTP/1.1\r\n folded: header\r\n\r\n",
+        b"CONNECT nowhere HTTP/1.1\r\n\r\n",
+    ],
+)
+def test_a_request_it_cant_read_is_answered_400(proxy: str, data: bytes) -> None:
+    assert exchange(proxy, data).startswith(b"HTTP/1.1 400")
+
+
+def test_a_head_too_long_is_answered_400(proxy: str) -> None:
+    data = b"GET http://site.example/ HTTP/1.1\r\nX: " + b"a" * (MAX_HEAD + 10) + b"\r\n\r\n"
+    assert exchange(proxy, data).startswith(b"HTTP/1.1 400")
+
+
+def test_https_through_a_plain_request_is_refused(proxy: str) -> None:
+    assert exchange(proxy, b"GET https://site.example/ HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400")
+
+
+def test_the_proxy_itself_serves_only_tools(proxy: str) -> None:
+    assert exchange(proxy, b"GET / HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
+    missing = exchange(proxy, b"POST /_link/tools/memory-x/mcp HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    assert missing.startswith(b"HTTP/1.1 502") and b"tool bridge isn't running" in missing
+
+
+def test_a_models_streamed_answer_comes_through_as_it_is_written(proxy: str, provider: StandInProvider) -> None:
+    provider.script(Reply(text="one two three four", chunks=4))
+    body = {"model": "gpt-6-luna", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    pieces = []
+    with (
+        httpx.Client(proxy=f"http://{proxy}", timeout=10) as client,
+        client.stream("POST", "http://api.openai.com/v1/chat/completions", json=body) as response,
+    ):
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("data: {"):
+                delta = json.loads(line[6:])["choices"][0]["delta"]
+                pieces.append(delta.get("content") or "")
+    assert "".join(pieces) == "one two three four"
+    assert provider.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_a_large_body_goes_up_whole(proxy: str, provider: StandInProvider) -> None:
+    text = "x" * 3_000_000
+    body = {"model": "gpt-6-luna", "messages": [{"role": "user", "content": text}]}
+    with httpx.Client(proxy=f"http://{proxy}", timeout=30) as client:
+        response = client.post(
+            "http://api.openai.com/v1/chat/completions", json=body, headers={"Expect": "100-continue"}
+        )
+    assert response.status_code == 200
+    assert provider.requests[0].json["messages"][0]["content"] == text

@@ -1,0 +1,161 @@
+"""`lnk-telegram connect`: take the bot token, check it, and pair the owner by a one-time code.
+
+The token is checked with getMe, refused when another agent here has the bot, and refused when
+another program reads the bot's messages (Telegram answers getUpdates with 409 Conflict, whether
+that program long-polls or set a webhook). Then the code is printed in the terminal; whoever
+sends it to the bot in a private chat becomes the owner, and the terminal says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import re
+import sys
+
+from telegram import Bot, Message, Update
+from telegram.constants import ChatType
+from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
+
+from link_plugin.bridge.pairing import EXPIRES, Attempt, PairingCode
+from link_plugin.channel import Connected
+from link_plugin.errors import LinkError
+from link_plugin.plugin import say
+from lnk_telegram.api import make_bot
+from lnk_telegram.section import SECRET, Section, identity
+
+TOKEN = re.compile(r"^\d{5,}:[A-Za-z0-9_-]{30,}$")
+PROBE = 3
+"""Seconds of listening before the code is shown, long enough for another poller to show itself."""
+POLL = 10
+
+WRONG = "That isn't the code shown in the terminal. Check it and send it again."
+LIMITED = "Too many wrong codes: wait a few minutes before trying again."
+START = "Send the pairing code shown in the terminal where you ran `lnk agent connect telegram`."
+PAIRED = "Paired: this bot now answers you, and only you."
+
+
+def read_token(token_stdin: bool) -> str:
+    if token_stdin:
+        token = sys.stdin.readline().strip()
+    elif sys.stdin.isatty():
+        token = getpass.getpass("Bot token (from @BotFather): ", stream=sys.stderr).strip()
+    else:
+        raise LinkError(
+            "there is no terminal to ask for the bot token",
+            "Pass it on stdin with --token-stdin.",
+        )
+    if not TOKEN.match(token):
+        raise LinkError(
+            "that doesn't look like a Telegram bot token (it's digits, a colon, then about 35 letters)",
+            "Copy it again from @BotFather's message: /mybots, your bot, API Token.",
+        )
+    return token
+
+
+async def connect(token: str, taken: frozenset[str], *, expires: float = EXPIRES, probe: int = PROBE) -> Connected:
+    bot = make_bot(token)
+    try:
+        async with bot:
+            return await _pair(bot, token, taken, expires, probe)
+    except InvalidToken:
+        raise LinkError(
+            "Telegram refused the bot token: it was revoked, or mistyped",
+            "Copy it again from @BotFather (/mybots, your bot, API Token), then connect again.",
+        ) from None
+    except Conflict as exc:
+        raise LinkError(
+            f"another program reads this bot's messages (Telegram said: {exc.message})",
+            "Telegram lets one program read a bot. Stop the other program (or delete its webhook), "
+            "or make a bot for this agent with @BotFather.",
+        ) from None
+    except NetworkError as exc:
+        raise LinkError(
+            f"Telegram can't be reached ({exc.message})",
+            "Check the network, then connect again.",
+        ) from None
+
+
+async def _pair(bot: Bot, token: str, taken: frozenset[str], expires: float, probe: int) -> Connected:
+    me = bot.bot
+    if identity(me.id) in taken:
+        raise LinkError(
+            f"another agent here has @{me.username}: Telegram lets one program read a bot",
+            "Make a bot for this agent with @BotFather, or disconnect it from the other agent first.",
+        )
+    offset = await _skip_backlog(bot)
+    heard = await bot.get_updates(offset=offset, timeout=probe)
+    if heard:
+        offset = heard[-1].update_id + 1
+    code = PairingCode(expires=expires)
+    say(
+        f"To pair, send this code to @{me.username} in a private chat on Telegram: {code.shown}\n"
+        f"It works once, for {expires / 60:g} minutes."
+    )
+    told: set[int] = set()
+    while not code.expired:
+        updates = await bot.get_updates(
+            offset=offset, timeout=min(POLL, max(1, int(code.remaining))), allowed_updates=["message"]
+        )
+        for update in updates:
+            offset = update.update_id + 1
+            message = _private_text(update)
+            if message is None or message.from_user is None:
+                continue
+            sender = message.from_user
+            text = message.text or ""
+            if text.strip().lower() == "/start":
+                await _reply(message, START)
+                continue
+            outcome = code.attempt(str(sender.id), text.removeprefix("/start "))
+            if outcome is Attempt.PAIRED:
+                await bot.get_updates(offset=offset, timeout=0)
+                await _reply(message, PAIRED)
+                name = sender.full_name + (f" (@{sender.username})" if sender.username else "")
+                say(f"Paired: @{me.username} answers {name}, Telegram user {sender.id}, and nobody else.")
+                section = Section(owner=sender.id, owner_name=sender.full_name, bot=me.username or "", bot_id=me.id)
+                return Connected(identity=identity(me.id), section=section.model_dump(), secrets={SECRET: token})
+            if outcome is Attempt.WRONG:
+                await _reply(message, WRONG)
+            elif outcome is Attempt.LIMITED and sender.id not in told:
+                told.add(sender.id)
+                await _reply(message, LIMITED)
+            elif outcome is Attempt.SPENT:
+                raise LinkError(
+                    "too many wrong codes were sent to the bot, so the code no longer pairs anyone",
+                    "Connect again for a new code. If strangers write to the bot, make a new one with @BotFather.",
+                )
+    await bot.get_updates(offset=offset, timeout=0)
+    raise LinkError(
+        f"the pairing code expired: it wasn't sent to @{me.username} within {expires / 60:g} minutes",
+        "Connect again for a new code.",
+    )
+
+
+async def _skip_backlog(bot: Bot) -> int | None:
+    """Messages sent to the bot before this connect pair nobody: confirm them unread."""
+    last = await bot.get_updates(offset=-1, timeout=0)
+    if not last:
+        return None
+    offset = last[-1].update_id + 1
+    await bot.get_updates(offset=offset, timeout=0)
+    return offset
+
+
+def _private_text(update: Update) -> Message | None:
+    message = update.message
+    if message is None or message.chat.type != ChatType.PRIVATE or message.text is None:
+        return None
+    return message
+
+
+async def _reply(message: Message, text: str) -> None:
+    """Tell the sender how it went; a reply lost to the network doesn't stop pairing."""
+    try:
+        await message.reply_text(text)
+    except TelegramError as exc:
+        say(f"(couldn't answer on Telegram: {exc.message})")
+
+
+def run(token_stdin: bool, taken: frozenset[str]) -> Connected:
+    return asyncio.run(connect(read_token(token_stdin), taken))

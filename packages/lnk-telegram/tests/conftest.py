@@ -1,0 +1,68 @@
+"""A fake Telegram and a scripted harness for every test, and a bridge running between them."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from link_plugin import wire
+from link_plugin.bridge.carry import Pace
+from link_plugin.channel import BridgeSpec
+from link_plugin.contract import CONTRACT_VERSION
+from lnk_telegram.api import ENV_API
+from lnk_telegram.bridge import TelegramBridge
+from lnk_testing.background import Background
+from lnk_testing.endpoint import AGENT, ScriptedHarness
+from lnk_testing.telegram import TOKEN, FakeTelegram, User
+
+# The package's executables (lnk-telegram) sit beside the interpreter running the tests.
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+OWNER = User(id=5550001, first_name="Olive", username="olive")
+STRANGER = User(id=5550666, first_name="Sam", username="sam")
+FAST = Pace(interval=0.1, typing=0.5, hold=10.0, give_up=30.0)
+
+
+@pytest.fixture
+def telegram(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTelegram]:
+    with FakeTelegram() as fake:
+        monkeypatch.setenv(ENV_API, fake.origin)
+        yield fake
+
+
+@pytest.fixture
+def harness() -> Iterator[ScriptedHarness]:
+    served = ScriptedHarness(wire.new_endpoint_key()).start()
+    yield served
+    served.stop()
+
+
+def spec(harness: ScriptedHarness, *, steered: str | None = None, **section: Any) -> BridgeSpec:
+    return BridgeSpec(
+        contract=CONTRACT_VERSION,
+        agent=AGENT,
+        endpoint=harness.ref,
+        section={"owner": OWNER.id, "bot": "lnk_test_bot", **section},
+        secrets={"bot-token": TOKEN},
+        steered=steered,
+    )
+
+
+@pytest.fixture
+def bridge(harness: ScriptedHarness, telegram: FakeTelegram) -> Iterator[Callable[..., Background]]:
+    started: list[Background] = []
+
+    def start(bridge_spec: BridgeSpec | None = None, pace: Pace = FAST, **kwargs: Any) -> Background:
+        made = TelegramBridge(bridge_spec or spec(harness), pace=pace, poll=1, probe=0.2, timeout=2.0, **kwargs)
+        running = Background(made.run)
+        started.append(running)
+        return running
+
+    yield start
+    for running in started:
+        running.stop()

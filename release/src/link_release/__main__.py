@@ -1,0 +1,3 @@
+from link_release.cli import main
+
+main()
