@@ -53,6 +53,8 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61 remove_diacritics 2');
+-- Ranked by bm25 with the title counting four times the body.
+INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(4.0, 1.0)');
 CREATE TABLE IF NOT EXISTS vectors(
   chunk INTEGER PRIMARY KEY,
   model TEXT NOT NULL,
