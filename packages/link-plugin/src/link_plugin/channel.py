@@ -70,6 +70,10 @@ class BridgeSpec(Answer):
     """The linked device's folder, for a channel linked as a device."""
     steered: str | None = None
     """[channel.<name>] steered: the mark put on a message that steered a running turn, if any."""
+    approvals: str | None = None
+    """The agent's control socket, where tool calls wait for the owner: the bridge asks each in the
+    owner's chat and answers it with their reply (link_plugin.approvals). None: a core that doesn't
+    say; the owner answers in the terminal then (`lnk agent approvals`)."""
 
 
 class ChannelState(Answer):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from link_plugin import channel, sandbox, settings, wire
+from link_plugin import approvals, channel, sandbox, settings, wire
 from link_plugin.calls import TABLES
 from link_plugin.harness import HarnessSettings
 
@@ -21,6 +21,7 @@ def _inputs() -> dict[str, type[BaseModel]]:
     return {
         "inputs/harness-settings.json": HarnessSettings,
         "inputs/bridge-spec.json": channel.BridgeSpec,
+        "inputs/approval-question.json": approvals.Question,
         "inputs/agent-settings.json": settings.AgentSettings,
         "inputs/machine-settings.json": settings.MachineSettings,
         "sandbox/request.json": sandbox.SandboxRequest,

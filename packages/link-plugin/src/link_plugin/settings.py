@@ -35,6 +35,8 @@ class MachineSettings(_Settings):
     keep_moved: str = "30d"
     index: str | None = None
     """Where plugins install from: a folder of wheels or an index URL."""
+    model_server: str | None = None
+    """The local OpenAI-compatible model server (`lnk model serve`'s, Ollama's): its /v1 base URL."""
 
 
 class InstructionsMax(_Settings):

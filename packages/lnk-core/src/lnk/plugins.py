@@ -1,22 +1,32 @@
-"""`lnk plugins`: the lnk-* executables on PATH, their kind and contract version."""
+"""The plugins: `lnk plugins` lists those on PATH; `require` is how lnk gets one it needs."""
 
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from link_plugin.contract import CONTRACT_VERSION
-from link_plugin.discovery import discover
+from link_plugin.calls import PluginProgram
+from link_plugin.contract import CONTRACT_VERSION, Kind
+from link_plugin.discovery import Found, discover
+from link_plugin.errors import LinkError
+from lnk.install import ensure_plugin, find_plugin, plugin_path
+
+
+def found_plugins() -> list[Found]:
+    """Every lnk-* plugin lnk can run: on PATH, or installed into lnk's own environment."""
+    return discover({**os.environ, "PATH": plugin_path()})
 
 
 def plugins_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """List the plugins on PATH. A broken one is listed with its error."""
-    found = sorted(discover(), key=lambda f: f.executable)
+    found = sorted(found_plugins(), key=lambda f: f.executable)
     if as_json:
         typer.echo(json.dumps([f.model_dump(mode="json") for f in found], indent=2))
         return
@@ -32,3 +42,43 @@ def plugins_command(
         newer = f" (newer than lnk's {CONTRACT_VERSION})" if (f.version or 0) > CONTRACT_VERSION else ""
         table.add_row(f.executable, f.kind.value if f.kind else "", f"{f.version}{newer}", f.release or "", f.path)
     console.print(table)
+
+
+def find(executable: str) -> str | None:
+    """A plugin's path, on PATH or in lnk's own environment; None when it isn't installed."""
+    found = find_plugin(executable)
+    return str(found) if found else None
+
+
+def require(executable: str) -> str:
+    """The path of a plugin lnk needs: every "this plugin must be there" goes through here.
+    One of Link's own that isn't installed is installed on first use from Link's signed release."""
+    return str(ensure_plugin(executable))
+
+
+def known(kind: Kind, own: Mapping[str, str]) -> str:
+    """Link's own names of a kind, and the others found on PATH."""
+    others = sorted(
+        f.executable.removeprefix("lnk-")
+        for f in found_plugins()
+        if f.kind == kind and f.executable not in own.values()
+    )
+    return ", ".join(own) + (f"; on PATH: {', '.join(others)}" if others else "")
+
+
+_WHAT = {Kind.HARNESS: "harness", Kind.MEMORY: "memory engine", Kind.CHANNEL: "channel"}
+
+
+def plugin_for(kind: Kind, name: str, own: Mapping[str, str]) -> str:
+    """The executable serving `name`: Link's own (installed on first use), or an lnk-<name> found,
+    which must be of the kind asked; an unknown name is refused, naming the known ones."""
+    executable = own.get(name, f"lnk-{name}")
+    if name in own:
+        return require(executable)
+    path = find(executable)
+    if path is None:
+        raise LinkError(f"There is no {_WHAT[kind]} {name!r} (known: {known(kind, own)}).")
+    found = PluginProgram(path).contract().kind
+    if found != kind:
+        raise LinkError(f"{executable} is a {found.value} plugin, not a {_WHAT[kind]}.")
+    return path

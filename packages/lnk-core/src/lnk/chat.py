@@ -1,0 +1,131 @@
+"""`lnk agent chat`: talk to the agent in the terminal as its owner, the answer streamed as it's written.
+
+It goes the way a channel's bridge does: through the harness's endpoint, with the proof first, so
+a program that took the port gets nothing. While an answer is written, a tool call waiting for the
+owner's yes is asked here, and the answer goes to lnk's control socket, which no harness reaches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import re
+import sys
+import threading
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markup import escape
+
+from link_plugin.approvals import ApprovalsClient, Question, reads_as
+from link_plugin.endpoint import EndpointClient, EndpointError
+from link_plugin.errors import LinkError
+from link_plugin.harness import AgentRef
+from link_plugin.wire import Thread
+from lnk.agents import Agent
+from lnk.runstate import RunSpec
+
+CHANNEL = "terminal"
+
+
+def thread_of(user: str | None = None) -> Thread:
+    chat = re.sub(r"[^A-Za-z0-9_.@+=-]", "-", user or getpass.getuser())[:128] or "owner"
+    return Thread(channel=CHANNEL, chat=chat)
+
+
+class Lines:
+    """The terminal's lines, read in a thread of their own: messages and answers to questions alike."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._loop = loop
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            line = sys.stdin.readline()
+            self._loop.call_soon_threadsafe(self.queue.put_nowait, line.rstrip("\n") if line else None)
+            if not line:
+                return
+
+    async def next(self) -> str | None:
+        return await self.queue.get()
+
+
+class Chat:
+    def __init__(self, agent: Agent, spec: RunSpec, err: Console) -> None:
+        if spec.endpoint is None:
+            raise LinkError(
+                f"{agent.name}'s harness ({spec.harness}) answers no endpoint to chat with.",
+                f"Talk to it on its channels: `lnk agent connect telegram {agent.name}`.",
+            )
+        self.agent = agent
+        self.err = err
+        self.client = EndpointClient(spec.endpoint, AgentRef(name=agent.name, id=agent.id, owner=spec.owner))
+        self.thread = thread_of()
+        self.approvals = ApprovalsClient(str(agent.run.control))
+        self.asked: set[str] = set()
+
+    async def ask_owner(self, lines: Lines, question: Question) -> None:
+        self.err.print(f"\n[yellow]{escape(question.wording())}[/yellow] ", end="", highlight=False)
+        allow = reads_as((await lines.next()) or "") is True
+        await self.approvals.answer(question.id, allow)
+        self.err.print("[green]allowed[/green]" if allow else "[red]refused[/red]")
+
+    async def watch(self, lines: Lines) -> None:
+        """Ask the owner each tool call that waits for them, while an answer is being written."""
+        while True:
+            try:
+                found = await self.approvals.waiting()
+            except EndpointError:
+                found = []
+            for question in found:
+                if question.id not in self.asked:
+                    self.asked.add(question.id)
+                    await self.ask_owner(lines, question)
+            await asyncio.sleep(0.3)
+
+    async def say(self, text: str, lines: Lines, write: Callable[[str], None]) -> None:
+        watcher = asyncio.create_task(self.watch(lines))
+        try:
+            async with self.client.chat(text, self.thread) as reply:
+                if reply.steered:
+                    self.err.print("[dim](it joined the answer being written)[/dim]")
+                    return
+                async for piece in reply.deltas():
+                    write(piece)
+            write("\n")
+        finally:
+            watcher.cancel()
+
+    async def run(self, messages: list[str]) -> int:
+        lines = Lines(asyncio.get_running_loop())
+        interactive = not messages and sys.stdin.isatty()
+
+        def write(text: str) -> None:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+        if interactive:
+            self.err.print(f"[dim]Talking to {self.agent.name} as its owner. Ctrl-D ends.[/dim]")
+        queue = list(messages)
+        while True:
+            if queue:
+                text = queue.pop(0)
+            elif messages:
+                return 0
+            else:
+                if interactive:
+                    self.err.print("[bold cyan]you>[/bold cyan] ", end="")
+                line = await lines.next()
+                if line is None:
+                    return 0
+                text = line
+            if not text.strip():
+                continue
+            try:
+                await self.say(text, lines, write)
+            except EndpointError as exc:
+                self.err.print(f"[red]{exc}[/red]")
+                if not interactive:
+                    return 1

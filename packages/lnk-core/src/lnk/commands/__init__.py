@@ -1,0 +1,1 @@
+"""The `lnk` command's groups, one module each."""

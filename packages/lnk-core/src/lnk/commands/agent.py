@@ -1,0 +1,391 @@
+"""`lnk agent ...`: start, stop, restart, status, list, delete, logs, chat, use and the tool calls' answers."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Annotated
+
+import typer
+from rich.prompt import Prompt
+from rich.table import Table
+
+from link_plugin.errors import LinkError
+from link_plugin.harness import Needs
+from link_plugin.providers import PROVIDERS
+from lnk import control
+from lnk.agents import DEFAULT_AGENT, Agent, load_or_create
+from lnk.chat import Chat
+from lnk.commands.common import AgentArg, JsonOpt, YesOpt, agent, confirm, emit, err, layout, out, say, terminal
+from lnk.harnesses import Harness
+from lnk.known import DEFAULT_HARNESS
+from lnk.models import default_model
+from lnk.prepare import StartOptions, harness_of, harness_settings, prepare
+from lnk.runstate import PARTS, read_spec, write_spec
+from lnk.sandboxing import ask_needs
+from lnk.services import running, service_mode, start_services, stop_services
+from lnk.status import details, summary
+from lnk.tooldefs import remove_tool
+
+app = typer.Typer(help="Your agents: start them, talk to them, see how they are.", no_args_is_help=True)
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="claude-sonnet-5-5, gpt-6-luna, openrouter/auto or local/<name>;"
+        " by default, Link's for the provider you have a key for.",
+    ),
+]
+HarnessOpt = Annotated[
+    str | None, typer.Option("--harness", help="The harness to run it (Link Harness when none is named).")
+]
+NoSandboxOpt = Annotated[bool, typer.Option("--no-sandbox", help="This start only: run the harness without a sandbox.")]
+UnsandboxedOpt = Annotated[
+    bool, typer.Option("--allow-unsandboxed", help="Answer yes to a harness's need for no sandbox at all.")
+]
+
+
+def _ask_for_key(agent: Agent) -> None:
+    """A newcomer's first start: ask for a model key in the terminal rather than fail."""
+    say(f"{agent.name} needs a model. lnk keeps its key where only the proxy reads it, never the harness.")
+    provider = Prompt.ask("Provider", choices=list(PROVIDERS), default="anthropic", console=err)
+    key = Prompt.ask(f"Your {provider} key", password=True, console=err).strip()
+    if not key:
+        raise LinkError("No key was given.", f"`lnk agent keys set {provider} {agent.name}` keeps one.")
+    agent.keys.set(provider, key)
+
+
+def start_agent(name: str, options: StartOptions, foreground: bool = False) -> Agent:
+    found, made = load_or_create(layout(), name)
+    if made:
+        say(f"Made the agent [bold]{name}[/bold] ({found.id}), owned by {found.settings.owner}.")
+    state = running(found)
+    if state is not None:
+        say(f"{name} is already running (since {datetime.fromtimestamp(state.started):%H:%M:%S}).")
+        return found
+    if not (options.model or found.settings.model or default_model(found.keys)) and terminal():
+        _ask_for_key(found)
+    options.mode = "foreground" if foreground else service_mode()
+    found, spec = prepare(found, options, say)
+    write_spec(found, spec)
+    if foreground:
+        from lnk.supervisor import supervise  # the runtime's imports are paid only where it runs
+
+        say(f"{name} runs here until Ctrl-C ([dim]{found.logs / 'agent.log'}[/dim]).")
+        raise typer.Exit(supervise(found, PARTS, foreground=True))
+    with err.status(f"Starting {name}..."):
+        start_services(found, options.mode)
+    where = spec.endpoint.url if spec.endpoint else f"ports {spec.ports[0]}-{spec.ports[-1]}"
+    say(f"[green]{name} is running[/green]: {spec.harness}, {found.settings.model}, {where}.")
+    if spec.endpoint is not None:
+        say(f"Talk to it: [bold]lnk agent chat{'' if name == DEFAULT_AGENT else ' ' + name}[/bold]")
+    return found
+
+
+def restart_as_before(found: Agent) -> None:
+    """lnk's own restart (memory turned on, another harness): the agent runs again as it ran."""
+    with paused(found):
+        pass
+
+
+@contextmanager
+def paused(found: Agent, why: str = "") -> Iterator[None]:
+    """Stop the agent if it runs, and start it again afterwards as it ran (with or without a sandbox)."""
+    if running(found) is None:
+        yield
+        return
+    spec = read_spec(found)
+    if why:
+        say(why)
+    stop_services(found)
+    try:
+        yield
+    finally:
+        start_agent(found.name, StartOptions(no_sandbox=spec is not None and spec.no_sandbox))
+
+
+@app.command()
+def start(
+    name: AgentArg = DEFAULT_AGENT,
+    model: ModelOpt = None,
+    harness: HarnessOpt = None,
+    foreground: Annotated[
+        bool, typer.Option("--foreground", help="Run here, in one process tree, until Ctrl-C.")
+    ] = False,
+    no_sandbox: NoSandboxOpt = False,
+    yes: YesOpt = False,
+    allow_unsandboxed: UnsandboxedOpt = False,
+) -> None:
+    """Start an agent (the first start with no name makes main)."""
+    options = StartOptions(harness, model, no_sandbox, yes, allow_unsandboxed)
+    start_agent(name, options, foreground)
+
+
+@app.command()
+def stop(name: AgentArg = DEFAULT_AGENT) -> None:
+    """Stop an agent: its harness, its tools and its bridges."""
+    found = agent(name)
+    say(f"{name} stopped." if stop_services(found) else f"{name} wasn't running.")
+
+
+@app.command()
+def restart(
+    name: AgentArg = DEFAULT_AGENT,
+    model: ModelOpt = None,
+    harness: HarnessOpt = None,
+    no_sandbox: NoSandboxOpt = False,
+    yes: YesOpt = False,
+    allow_unsandboxed: UnsandboxedOpt = False,
+) -> None:
+    """Stop an agent and start it again."""
+    stop_services(agent(name))
+    start_agent(name, StartOptions(harness, model, no_sandbox, yes, allow_unsandboxed))
+
+
+def _when(stamp: float | None) -> str:
+    return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S") if stamp else ""
+
+
+@app.command()
+def status(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
+    """How an agent is: running, harness, model, ports, channels, memory, grants, sandbox."""
+    found = details(agent(name))
+    if as_json:
+        emit(found)
+        return
+    table = Table.grid(padding=(0, 2))
+    state = f"[green]running[/green] since {_when(found['since'])}" if found["running"] else "[dim]stopped[/dim]"
+    process = found["process"]
+    if process and process.get("restarts"):
+        state += f", harness restarted {process['restarts']} times"
+    table.add_row("agent", f"[bold]{found['name']}[/bold] ({found['id']}), owned by {found['owner']}")
+    table.add_row("state", state)
+    mode = found["sandbox"]
+    sandbox = "" if mode is None else " [yellow](no sandbox)[/yellow]" if mode == "none" else f" ({mode})"
+    table.add_row("harness", f"{found['harness']}{sandbox}")
+    table.add_row(
+        "model", f"{found['model'] or '[dim]none yet[/dim]'}" + (f" ({found['provider']})" if found["provider"] else "")
+    )
+    ports = found["ports"]
+    table.add_row("ports", f"{ports[0]}-{ports[-1]}" if ports else "[dim]given at the first start[/dim]")
+    if found["endpoint"]:
+        table.add_row("endpoint", found["endpoint"])
+    channels = [f"{ch} ({info['bridge']})" if info["bridge"] else ch for ch, info in found["channels"].items()]
+    table.add_row("channels", ", ".join(channels) or "[dim]none: lnk agent connect telegram[/dim]")
+    memory = found["memory"]
+    indexed = memory["indexed"]
+    shown = memory["engine"] or "[dim]off: lnk agent memory start link[/dim]"
+    if indexed is not None:
+        shown += f" ({indexed})" if not isinstance(indexed, dict) else f" ({_progress(indexed)})"
+    table.add_row("memory", shown)
+    table.add_row("tools", ", ".join(found["tools"]) or "[dim]none[/dim]")
+    if found["waiting"]:
+        table.add_row("waiting", f"[yellow]{found['waiting']} tool calls wait for you: lnk agent approvals[/yellow]")
+    grants = found["grants"]
+    if grants and "permissions" in grants:
+        on = [p for p, v in grants["permissions"].items() if v]
+        table.add_row(
+            "grants", ", ".join(on) + (f"; harness: {', '.join(grants['harness'])}" if grants["harness"] else "")
+        )
+    elif grants:
+        table.add_row("grants", f"[red]{grants.get('error')}[/red]")
+    out.print(table)
+
+
+def _progress(indexed: dict[str, object]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in indexed.items())
+
+
+@app.command("list")
+def list_(as_json: JsonOpt = False) -> None:
+    """Every agent on this machine."""
+    from lnk.agents import all_agents
+
+    found = [summary(a) for a in all_agents(layout())]
+    if as_json:
+        emit(found)
+        return
+    if not found:
+        say("No agents yet: `lnk agent start` makes main.")
+        return
+    table = Table("agent", "id", "state", "harness", "model", "channels", "memory")
+    for a in found:
+        table.add_row(
+            a["name"],
+            a["id"],
+            "[green]running[/green]" if a["running"] else "[dim]stopped[/dim]",
+            a["harness"],
+            a["model"] or "",
+            ", ".join(a["channels"]),
+            a["memory"] or "",
+        )
+    out.print(table)
+
+
+@app.command()
+def delete(
+    name: Annotated[str, typer.Argument(help="The agent to delete.")],
+    yes: YesOpt = False,
+    files: Annotated[bool, typer.Option("--files", help="Delete its files folder (Home) too.")] = False,
+) -> None:
+    """Delete an agent: everything Link keeps for it here. Its files are kept unless --files."""
+    found = agent(name)
+    kept = "" if files else " Its files folder (Home) is kept."
+    confirm(f"Delete {name} ({found.id}) and everything Link keeps for it here?{kept}", yes, f"Deleting {name}")
+    stop_services(found)
+    lay = found.layout
+    remove_tool(lay, f"memory-{found.id}")
+    for folder in (found.config.root, found.run.root, lay.net(found.id)):
+        shutil.rmtree(folder, ignore_errors=True)
+    root = found.folder.root
+    if not files and found.folder.home.exists():
+        aside = lay.agents / ".kept" / f"{name}-{found.id}"
+        aside.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(found.folder.home), str(aside / "Home"))
+        say(f"Its files are kept in {aside / 'Home'}.")
+    shutil.rmtree(root, ignore_errors=True)
+    say(f"{name} deleted.")
+
+
+@app.command()
+def logs(
+    name: AgentArg = DEFAULT_AGENT,
+    lines: Annotated[int, typer.Option("--lines", "-n", help="How many lines from the end.")] = 50,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing what's written.")] = False,
+    bridge: Annotated[str | None, typer.Option("--bridge", help="A channel's bridge log instead.")] = None,
+    tools: Annotated[bool, typer.Option("--tools", help="The tool calls' log instead.")] = False,
+) -> None:
+    """An agent's log: its harness and services, a channel's bridge, or every tool call."""
+    found = agent(name)
+    file = found.logs / ("tools.log" if tools else f"bridge-{bridge}.log" if bridge else "agent.log")
+    if not file.exists():
+        say(f"Nothing logged yet at {file}.")
+        return
+    with file.open(errors="replace") as handle:
+        for line in handle.readlines()[-lines:] if lines > 0 else []:
+            sys.stdout.write(line)
+        sys.stdout.flush()
+        while follow:
+            line = handle.readline()
+            if line:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+            else:
+                time.sleep(0.2)
+
+
+@app.command()
+def chat(
+    name: AgentArg = DEFAULT_AGENT,
+    message: Annotated[
+        list[str] | None, typer.Option("--message", "-m", help="Send this and print the answer (may repeat).")
+    ] = None,
+) -> None:
+    """Talk to the agent in the terminal, as its owner. Starts it first when it isn't running."""
+    found, _ = load_or_create(layout(), name)
+    if running(found) is None:
+        found = start_agent(name, StartOptions())
+    spec = read_spec(found)
+    assert spec is not None
+    raise typer.Exit(asyncio.run(Chat(found, spec, err).run(list(message or []))))
+
+
+def _needs_of(found: Agent, harness: Harness) -> Needs:
+    return harness.needs(harness.env(found.port, harness_settings(found, harness)))
+
+
+@app.command()
+def use(
+    harness: Annotated[str, typer.Argument(help="The harness: link, openclaw, hermes, deepseek, or lnk-<name>.")],
+    name: AgentArg = DEFAULT_AGENT,
+    yes: YesOpt = False,
+    allow_unsandboxed: UnsandboxedOpt = False,
+) -> None:
+    """Switch the agent to another harness, asking first for anything it needs beyond the current one."""
+    found = agent(name)
+    current = found.settings.harness or DEFAULT_HARNESS
+    new = harness_of(found, harness)
+    if new.name == current:
+        say(f"{name} already runs {current}.")
+        return
+    needs = _needs_of(found, new)
+    try:
+        before = _needs_of(found, harness_of(found, current))
+    except LinkError:
+        before = Needs()
+    had = {n.name for n in before.permissions} | {r.name for r in before.risks}
+    wider = [(n.name, n.why) for n in needs.permissions if n.name not in had]
+    wider += [(r.name, r.why) for r in needs.risks if r.name not in had]
+    for need, why in wider:
+        say(f"[yellow]{new.name} needs {need} beyond {current}: {why}[/yellow]")
+    port = found.port
+    spoken = set(new.channels(new.env(port, harness_settings(found, new))))
+    carried = new.endpoint(port) is not None
+    silent = [ch for ch in found.settings.channels if not carried and ch not in spoken]
+    if silent:
+        say(
+            f"[yellow]{new.name} doesn't speak {', '.join(silent)}: they stop answering until you switch back.[/yellow]"
+        )
+    if wider:
+        decision = ask_needs(found, new.name, needs, yes=yes, allow_unsandboxed=allow_unsandboxed)
+        refused = {need for need, _ in wider} & set(decision.denied)
+        if refused:
+            raise LinkError(f"{name} stays on {current}: {', '.join(sorted(refused))} was not allowed.")
+        if not decision.asked:
+            confirm(f"Switch {name} to {new.name}, with what it needs beyond {current}?", yes, f"Switching {name}")
+    was_running = running(found) is not None
+    found = found.with_settings(harness=new.name)
+    found.save()
+    say(f"{name} now runs {new.name}.")
+    if was_running:
+        restart_as_before(found)
+
+
+@app.command()
+def approvals(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
+    """Tool calls waiting for your yes or no."""
+    found = agent(name)
+    if running(found) is None:
+        raise LinkError(f"{name} isn't running, so nothing waits.")
+    waiting = control.waiting(found)
+    if as_json:
+        emit([q.model_dump(mode="json") for q in waiting])
+        return
+    if not waiting:
+        say("Nothing waits for you.")
+    for q in waiting:
+        out.print(f"{q.id}  {q.tool} wants to run {q.call} with {q.arguments}")
+
+
+@app.command()
+def approve(
+    question: Annotated[str, typer.Argument(help="The waiting call's ID (lnk agent approvals).")],
+    name: AgentArg = DEFAULT_AGENT,
+    deny: Annotated[bool, typer.Option("--deny", help="Refuse it instead.")] = False,
+) -> None:
+    """Answer a tool call that waits for you."""
+    found = agent(name)
+    if running(found) is None or not control.answer(found, question, not deny):
+        raise LinkError(f"No call {question!r} waits for {name}.", f"`lnk agent approvals {name}` lists them.")
+    say("Refused." if deny else "Allowed.")
+
+
+@app.command(hidden=True)
+def supervise(
+    name: Annotated[str, typer.Argument()],
+    part: Annotated[list[str] | None, typer.Option("--part")] = None,
+) -> None:
+    """Run the agent's services (what a start spawns, or its systemd units run)."""
+    from lnk.supervisor import supervise as run_services
+
+    chosen = tuple(part or PARTS)
+    unknown = set(chosen) - set(PARTS)
+    if unknown:
+        raise LinkError(f"No part {sorted(unknown)} (parts: {', '.join(PARTS)}).")
+    raise typer.Exit(run_services(agent(name), chosen, foreground=False))

@@ -1,0 +1,189 @@
+"""What lnk serves while an agent runs: its gateway, its tools socket and its control socket.
+
+- The gateway (loopback, the block's last port) stands in for the sandbox's proxy when the harness
+  runs without a sandbox: `/<secret>/_link/tools/<tool>/mcp` reaches the tool bridge, and
+  `/<secret>/model/...` reaches the hosted model with its key added here, so the harness never
+  holds it. The secret path is only in the harness's settings file.
+- The tools socket (~/.config/lnk/agents/.net/<id>/tools.sock): the sandbox's proxy passes
+  `/_link/tools/<tool>/mcp` here for a sandboxed harness.
+- The control socket (the run folder): status, and the owner's answers to tool calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import socket
+from collections.abc import Awaitable, Callable, Generator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from link_plugin.keys import KeyStore
+from link_plugin.providers import UPSTREAM_ENV, Provider
+from link_plugin.sandbox import TOOLS_PATH
+from lnk.approvals import Approvals
+from lnk.toolbridge import ToolBridge
+
+_NOT_FORWARDED = {"host", "content-length", "connection", "authorization", "x-api-key", "transfer-encoding"}
+_NOT_RETURNED = {"content-length", "transfer-encoding", "connection"}
+
+
+class ModelRelay:
+    """The hosted model, with its key added on the way: the gateway's half of the proxy's job."""
+
+    def __init__(self, provider: Provider, keys: KeyStore) -> None:
+        self.provider = provider
+        self.keys = keys
+        # As the proxy reads it: LNK_UPSTREAM_<PROVIDER> with a path takes the provider's base path's place.
+        override = urlsplit(os.environ.get(UPSTREAM_ENV.format(name=provider.name.upper())) or "")
+        if override.scheme and override.netloc:
+            self.origin = f"{override.scheme}://{override.netloc}"
+            self.base = override.path.rstrip("/") or provider.base_path
+        else:
+            self.origin, self.base = f"https://{provider.host}", provider.base_path
+        self.client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=15.0))
+
+    async def forward(self, request: Request, path: str) -> Response:
+        """`path` is what follows /model: the provider's base path and the API's own."""
+        key = self.keys.get(self.provider.name)
+        if not key:
+            message = f"this agent has no {self.provider.name} key: lnk agent keys set {self.provider.name}"
+            return JSONResponse({"error": {"message": message, "type": "lnk"}}, status_code=401)
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _NOT_FORWARDED}
+        headers.update(self.provider.key_headers(key))
+        if not path.startswith(self.provider.base_path + "/"):
+            return JSONResponse({"error": {"message": f"not an address of {self.provider.host}"}}, status_code=404)
+        outgoing = self.client.build_request(
+            request.method,
+            self.origin + self.base + path.removeprefix(self.provider.base_path),
+            params=request.query_params,
+            headers=headers,
+            content=await request.body(),
+        )
+        try:
+            incoming = await self.client.send(outgoing, stream=True)
+        except httpx.HTTPError as exc:
+            return JSONResponse({"error": {"message": f"{self.provider.host} can't be reached: {exc}"}}, 502)
+        returned = {k: v for k, v in incoming.headers.items() if k.lower() not in _NOT_RETURNED}
+        return StreamingResponse(
+            incoming.aiter_raw(),
+            status_code=incoming.status_code,
+            headers=returned,
+            background=BackgroundTask(incoming.aclose),
+        )
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+async def _not_found(scope: Scope, receive: Receive, send: Send) -> None:
+    await JSONResponse({"error": "not found"}, status_code=404)(scope, receive, send)
+
+
+def _tool_of(path: str) -> str | None:
+    """`/_link/tools/<tool>/mcp` -> the tool's name."""
+    if not path.startswith(TOOLS_PATH) or not path.endswith("/mcp"):
+        return None
+    name = path[len(TOOLS_PATH) : -len("/mcp")]
+    return name if name and "/" not in name else None
+
+
+class Gateway:
+    """The ASGI app of the gateway (with `secret`) or of the tools socket (without)."""
+
+    def __init__(self, bridge: ToolBridge, secret: str | None, relay: ModelRelay | None = None) -> None:
+        self.bridge = bridge
+        self.secret = secret
+        self.relay = relay
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        path: str = scope["path"]
+        if self.secret is not None:
+            given, _, rest = path.lstrip("/").partition("/")
+            if not hmac.compare_digest(given.encode(), self.secret.encode()):
+                return await _not_found(scope, receive, send)
+            path = "/" + rest
+        tool = _tool_of(path)
+        if tool is not None and await self.bridge.serve(tool, scope, receive, send):
+            return
+        if self.relay is not None and path.startswith("/model/"):
+            response = await self.relay.forward(Request(scope, receive), path.removeprefix("/model"))
+            return await response(scope, receive, send)
+        await _not_found(scope, receive, send)
+
+
+def control_app(approvals: Approvals, status: Callable[[], Awaitable[dict[str, Any]]]) -> Starlette:
+    async def get_status(request: Request) -> Response:
+        return JSONResponse(await status())
+
+    async def waiting(request: Request) -> Response:
+        return JSONResponse([q.model_dump(mode="json") for q in approvals.waiting()])
+
+    async def answer(request: Request) -> Response:
+        allow = (await request.json()).get("allow") is True
+        if not approvals.answer(request.path_params["id"], allow):
+            return JSONResponse({"error": "no such question is waiting"}, status_code=404)
+        return JSONResponse({"answered": True, "allow": allow})
+
+    return Starlette(
+        routes=[
+            Route("/status", get_status),
+            Route("/approvals", waiting),
+            Route("/approvals/{id}", answer, methods=["POST"]),
+        ]
+    )
+
+
+class _Quiet(uvicorn.Server):
+    """A server that leaves signals to the supervisor, so several share one process."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+def loopback_socket(port: int) -> socket.socket:
+    # IPPROTO_TCP named, so asyncio turns Nagle off on each connection (it checks the protocol):
+    # a response written in two pieces then isn't held back by the peer's delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    return sock
+
+
+def unix_socket(path: Path) -> socket.socket:
+    """A socket only this user reaches: its folder 0700, the socket 0600."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path.parent.chmod(0o700)
+    path.unlink(missing_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    path.chmod(0o600)
+    return sock
+
+
+class Listener:
+    """One ASGI app served on one socket, in the supervisor's event loop."""
+
+    def __init__(self, app: Any, sock: socket.socket) -> None:
+        self.sock = sock
+        self.server = _Quiet(uvicorn.Config(app, lifespan="off", log_level="warning", timeout_graceful_shutdown=2))
+
+    async def serve(self) -> None:
+        await self.server.serve(sockets=[self.sock])
+
+    def stop(self) -> None:
+        self.server.should_exit = True

@@ -1,0 +1,64 @@
+"""Which model an agent uses, and the address its harness calls it at.
+
+A hosted model's key is added outside the harness: by the sandbox's proxy, or, when the harness
+runs without a sandbox, by lnk's own gateway. A local model (`local/<name>`) is called where it is
+served: Ollama's, llama.cpp's or `lnk model serve`'s address.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+from link_plugin.errors import LinkError
+from link_plugin.keys import KeyStore
+from link_plugin.providers import PROVIDERS, Provider, provider_of
+from link_plugin.settings import MachineSettings
+
+OLLAMA = "http://127.0.0.1:11434/v1"
+ENV_MODEL_SERVER = "LNK_MODEL_SERVER"
+
+
+def default_model(keys: KeyStore) -> str | None:
+    """Link's default for the first provider the agent has a key for."""
+    held = set(keys.names())
+    return next((p.default_model for p in PROVIDERS.values() if p.name in held), None)
+
+
+def no_model(agent: str) -> LinkError:
+    return LinkError(
+        f"{agent} has no model yet.",
+        f"Give it a key (`lnk agent keys set anthropic {agent}`, or openai, openrouter) and start it again,"
+        " or start it with --model local/<name> for a model served on this machine.",
+    )
+
+
+def check_model(model: str) -> str:
+    provider_of(model)
+    if model.startswith("local/") and not model.removeprefix("local/"):
+        raise LinkError("--model local/ names no model.", "Say which: --model local/qwen3.")
+    return model
+
+
+def hosted(model: str) -> Provider | None:
+    name = provider_of(model)
+    return PROVIDERS.get(name)
+
+
+def configured_server(machine: MachineSettings) -> str | None:
+    """The local OpenAI-compatible server named by LNK_MODEL_SERVER or machine.toml, if any."""
+    server = os.environ.get(ENV_MODEL_SERVER) or machine.model_server
+    return server.rstrip("/") if server else None
+
+
+def local_server(machine: MachineSettings) -> str:
+    """Where a local/<name> model is served: the configured server, else Ollama's usual address."""
+    return configured_server(machine) or OLLAMA
+
+
+def loopback_port(url: str) -> int | None:
+    """The port of a model server on this machine's loopback, which a sandboxed harness may reach."""
+    parts = urlsplit(url)
+    if parts.hostname in ("127.0.0.1", "localhost", "::1"):
+        return parts.port or 80
+    return None

@@ -1,0 +1,90 @@
+"""What `lnk agent status` and `lnk agent list` say of an agent, as one dict for JSON and for text."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from link_plugin.errors import LinkError
+from link_plugin.providers import provider_of
+from lnk import control
+from lnk.agents import Agent
+from lnk.channels import ChannelEntry
+from lnk.known import DEFAULT_HARNESS
+from lnk.plugins import require
+from lnk.runstate import read_spec, read_state
+from lnk.sandboxing import SANDBOX, grants
+from lnk.services import running
+from lnk.tooldefs import tools_for
+
+
+def _provider(model: str | None) -> str | None:
+    if not model:
+        return None
+    try:
+        return provider_of(model)
+    except LinkError:
+        return None
+
+
+def summary(agent: Agent) -> dict[str, Any]:
+    """What `list` shows: the settings, and whether it runs."""
+    settings = agent.settings
+    return {
+        "name": agent.name,
+        "id": agent.id,
+        "owner": settings.owner,
+        "running": running(agent) is not None,
+        "harness": settings.harness or DEFAULT_HARNESS,
+        "model": settings.model,
+        "ports": settings.ports,
+        "channels": sorted(settings.channels),
+        "memory": settings.memory,
+    }
+
+
+def _grants(agent: Agent, harness: str, sandboxed: bool) -> dict[str, Any] | None:
+    if not sandboxed:
+        return None
+    try:
+        require(SANDBOX)
+        return grants(agent, harness).model_dump(mode="json")
+    except LinkError as exc:
+        return {"error": exc.message}
+
+
+def details(agent: Agent) -> dict[str, Any]:
+    """What `status` shows: the summary, and what the running services say of themselves."""
+    found = summary(agent)
+    harness_state = running(agent)
+    spec = read_spec(agent) if harness_state is not None else None
+    bridges = read_state(agent.run.state("bridges")) if harness_state is not None else None
+    live = control.status(agent) if harness_state is not None else None
+    found["provider"] = _provider(agent.settings.model)
+    found["sandbox"] = None if spec is None else ("sandboxed" if spec.sandboxed else "none")
+    found["endpoint"] = spec.endpoint.url if spec and spec.endpoint else None
+    found["since"] = harness_state.started if harness_state else None
+    harness_child = harness_state.children.get("harness") if harness_state else None
+    found["process"] = harness_child.model_dump(mode="json") if harness_child else None
+    channels: dict[str, Any] = {}
+    for name in sorted(agent.settings.channels):
+        entry = ChannelEntry.of(agent, name)
+        child = bridges.children.get(f"bridge:{name}") if bridges else None
+        carried = spec is not None and name in spec.bridges
+        channels[name] = {
+            "title": entry.title,
+            "identity": entry.identity,
+            "bridge": (child.state if child else "starting") if carried else None,
+            "restarts": child.restarts if child else 0,
+        }
+    found["channels"] = channels
+    found["memory"] = {
+        "engine": agent.settings.memory,
+        "tool": f"memory-{agent.id}" if agent.settings.memory else None,
+        "indexed": live.get("memory") if live else None,
+    }
+    found["tools"] = sorted(spec.tool_urls) if spec else [t.name for t in tools_for(agent.layout, agent.name)]
+    found["waiting"] = live.get("waiting", 0) if live else 0
+    found["grants"] = _grants(agent, found["harness"], spec.sandboxed) if spec else None
+    if found["grants"] and "mode" in found["grants"]:
+        found["sandbox"] = found["grants"]["mode"]  # bubblewrap, seatbelt: how this machine sandboxes it
+    return found

@@ -1,0 +1,196 @@
+"""The tool bridge: each tool that runs outside the harness's sandbox, served to it as MCP over HTTP.
+
+A tool's own server (a command speaking MCP over stdio, or an address) is connected once and kept;
+its tools, resources and descriptions pass through untranslated. Every call is logged, and a call
+not in the server's "don't ask first" list waits for the owner's yes (approvals.py) before it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
+
+from lnk.approvals import Approvals
+from lnk.tooldefs import ToolDef
+
+Target = StdioServerParameters | str
+STATUS_RESOURCE = "memory://status"
+
+
+class Backend:
+    """One tool's own MCP server, connected on first use and again after it ended."""
+
+    def __init__(self, target: Target) -> None:
+        self._target = target
+        self._client: Client | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+        self._ready = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._error: BaseException | None = None
+
+    async def client(self) -> Client:
+        async with self._lock:
+            if self._task is None or self._task.done():
+                self._ready, self._closing, self._error = asyncio.Event(), asyncio.Event(), None
+                self._task = asyncio.create_task(self._hold())
+                await self._ready.wait()
+            if self._client is None:
+                raise RuntimeError(f"the tool's server did not start: {self._error}")
+            return self._client
+
+    async def _hold(self) -> None:
+        try:
+            async with Client(self._target, cache=None) as client:
+                self._client = client
+                self._ready.set()
+                await self._closing.wait()
+        except Exception as exc:  # the server ended or never started: the next call starts it again
+            self._error = exc
+        finally:
+            self._client = None
+            self._ready.set()
+
+    async def close(self) -> None:
+        self._closing.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(self._task, 5)
+            except TimeoutError:
+                self._task.cancel()
+
+
+class CallLog:
+    """Every call, one JSON line each: when, which tool and call, what the owner said, how it ended."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def write(self, **entry: Any) -> None:
+        line = json.dumps({"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **entry}, default=str)
+        with self.path.open("a") as handle:
+            handle.write(line[:8000] + "\n")
+
+
+def _refused(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+class ToolBridge:
+    def __init__(
+        self, tools: list[ToolDef], approvals: Approvals, log: CallLog, target: Callable[[ToolDef], Target]
+    ) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.approvals = approvals
+        self.log = log
+        self.backends = {tool.name: Backend(target(tool)) for tool in tools}
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self._managers = {
+            tool.name: StreamableHTTPSessionManager(app=self._server(tool), stateless=True, security_settings=security)
+            for tool in tools
+        }
+
+    def _server(self, tool: ToolDef) -> Server[Any]:
+        backend = self.backends[tool.name]
+
+        async def list_tools(
+            ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListToolsResult:
+            client = await backend.client()
+            return await client.list_tools(cursor=params.cursor if params else None)
+
+        async def call_tool(
+            ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+        ) -> types.CallToolResult:
+            return await self.call(tool, params.name, dict(params.arguments or {}))
+
+        async def list_resources(
+            ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+        ) -> types.ListResourcesResult:
+            client = await backend.client()
+            if client.server_capabilities.resources is None:
+                return types.ListResourcesResult(resources=[])
+            return await client.list_resources(cursor=params.cursor if params else None)
+
+        async def read_resource(
+            ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+        ) -> types.ReadResourceResult:
+            client = await backend.client()
+            return await client.read_resource(params.uri)
+
+        return Server(
+            tool.name,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_read_resource=read_resource,
+        )
+
+    async def call(self, tool: ToolDef, call: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        started = time.monotonic()
+        if call in tool.no_ask:
+            decision = "no-ask"
+        else:
+            answer = await self.approvals.ask(tool.name, call, arguments)
+            decision = {True: "allowed", False: "denied", None: "unanswered"}[answer]
+            if answer is not True:
+                self.log.write(tool=tool.name, call=call, arguments=arguments, decision=decision, ok=False)
+                said = "refused it" if answer is False else f"didn't answer in {self.approvals.timeout:.0f} s"
+                return _refused(f"The call {call} of {tool.name} was not made: the owner {said}.")
+        try:
+            result = await (await self.backends[tool.name].client()).call_tool(call, arguments)
+        except Exception as exc:
+            self.log.write(tool=tool.name, call=call, arguments=arguments, decision=decision, ok=False, error=str(exc))
+            return _refused(f"{tool.name} failed: {exc}")
+        ms = round((time.monotonic() - started) * 1000)
+        self.log.write(tool=tool.name, call=call, arguments=arguments, decision=decision, ok=not result.is_error, ms=ms)
+        return result
+
+    async def status(self, name: str) -> Any:
+        """What a tool says of itself at memory://status (how far memory has indexed), if it says."""
+        client = await self.backends[name].client()
+        if client.server_capabilities.resources is None:
+            return None
+        listed = await client.list_resources()
+        if not any(str(r.uri) == STATUS_RESOURCE for r in listed.resources):
+            return None
+        contents = (await client.read_resource(STATUS_RESOURCE)).contents
+        text = next((c.text for c in contents if isinstance(c, types.TextResourceContents)), None)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[ToolBridge]:
+        async with AsyncExitStack() as stack:
+            for manager in self._managers.values():
+                await stack.enter_async_context(manager.run())
+            try:
+                yield self
+            finally:
+                await asyncio.gather(*(backend.close() for backend in self.backends.values()))
+
+    async def serve(self, tool: str, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Serve one MCP request for the tool; False when the agent has no such tool."""
+        manager = self._managers.get(tool)
+        if manager is None:
+            return False
+        await manager.handle_request({**scope, "path": "/mcp", "raw_path": b"/mcp"}, receive, send)
+        return True

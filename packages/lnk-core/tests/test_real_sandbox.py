@@ -1,0 +1,60 @@
+"""With the real lnk-sandbox, where bubblewrap can make a sandbox: the agent answers from inside it,
+reaches its tools through its proxy, and nothing it runs holds the key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from world import TOOL, World
+
+from lnk.plugins import find
+
+
+def _sandboxes() -> bool:
+    if shutil.which("bwrap") is None or find("lnk-sandbox") is None:
+        return False
+    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending += children.get(current, [])
+    return found
+
+
+@pytest.mark.skipif(not _sandboxes(), reason="bubblewrap can't make a sandbox here")
+def test_a_sandboxed_agent_answers_reaches_its_tools_and_holds_no_key(world: World) -> None:
+    world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
+    world.lnk("agent", "keys", "set", "openai", "boxed", "--stdin", input=world.key)
+    world.lnk("agent", "start", "boxed", "--harness", "mini")
+    assert world.chat("boxed", "hello from outside").strip() == "ok"
+    request = world.provider.requests[-1]
+    assert request.headers["authorization"] == f"Bearer {world.key}"  # added by the sandbox's proxy
+    assert {"lookup", "erase"} <= request.tool_names  # the harness listed its tool through the proxy
+    status = json.loads(world.lnk("agent", "status", "boxed", "--json").stdout)
+    assert status["sandbox"] == "bubblewrap" and status["grants"]["permissions"]["network"] is True
+    for pid in _descendants(world.harness_pid("boxed")):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        assert world.key.encode() not in environ
+    for path in world.agent("boxed").folder.root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            assert world.key.encode() not in path.read_bytes()

@@ -1,0 +1,120 @@
+"""The tool bridge: tools outside the sandbox served to the harness as MCP over HTTP, each call
+logged, and every call not in the server's "don't ask first" list asking the owner first."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+from mcp import Client
+from world import TOOL, World, wait_until
+
+from link_conformance import Reply, ToolCall
+
+
+def _calls(world: World) -> list[str]:
+    path = Path(world.env["TOOL_RECORD"])
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _log(world: World, name: str) -> list[dict[str, Any]]:
+    path = world.agent(name).logs / "tools.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _waiting(world: World, name: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = json.loads(world.lnk("agent", "approvals", name, "--json").stdout)
+    return found
+
+
+async def _call(url: str, call: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+    async with Client(url) as client:
+        result = await client.call_tool(call, arguments)
+    return bool(result.is_error), " ".join(getattr(c, "text", "") for c in result.content)
+
+
+async def _cant_forge(world: World, question: str) -> None:
+    """What the harness reaches is its gateway: no path there answers a question or lists one."""
+    spec = world.spec("work")
+    base = f"http://127.0.0.1:{spec.gateway}"
+    async with httpx.AsyncClient() as http:
+        for path in (
+            f"/{spec.secret}/approvals/{question}",
+            f"/approvals/{question}",
+            f"/{spec.secret}/_link/tools/words/approvals/{question}",
+        ):
+            assert (await http.post(base + path, json={"allow": True})).status_code == 404
+        assert (await http.get(f"{base}/{spec.secret}/approvals")).status_code == 404
+
+
+def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: World) -> None:
+    world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
+    listed = json.loads(world.lnk("sandbox", "tool", "list", "--json").stdout)
+    assert listed[0]["name"] == "words" and listed[0]["no_ask"] == ["lookup"]
+    world.start("work")
+    url = world.harness_settings("work").tools["words"]
+    assert json.loads(world.spec("work").env["LNK_TOOLS"]) == {"words": url}
+
+    async def scenario() -> None:
+        async with Client(url) as client:
+            names = {tool.name: tool.description for tool in (await client.list_tools()).tools}
+        assert names == {"lookup": "Look a word up.", "erase": "Erase a word for good."}  # passed through as is
+
+        assert await _call(url, "lookup", {"word": "cat"}) == (False, "cat means something")  # doesn't ask
+
+        asking = asyncio.create_task(_call(url, "erase", {"word": "cat"}))
+        waiting = await asyncio.to_thread(wait_until, lambda: _waiting(world, "work"), 20, "a question")
+        assert waiting[0]["tool"] == "words" and waiting[0]["call"] == "erase"
+        assert waiting[0]["arguments"] == {"word": "cat"}
+        assert not asking.done()
+        assert "erase cat" not in _calls(world)  # nothing ran before the owner answered
+        await asyncio.to_thread(world.lnk, "agent", "approve", waiting[0]["id"], "work", "--deny")
+        error, text = await asking
+        assert error and "refused" in text
+        assert "erase cat" not in _calls(world)
+
+        asking = asyncio.create_task(_call(url, "erase", {"word": "dog"}))
+        waiting = await asyncio.to_thread(wait_until, lambda: _waiting(world, "work"), 20, "a question")
+        await _cant_forge(world, waiting[0]["id"])
+        assert not asking.done()
+        await asyncio.to_thread(world.lnk, "agent", "approve", waiting[0]["id"], "work")
+        assert await asking == (False, "erased dog")
+
+    asyncio.run(scenario())
+    assert _calls(world) == ["lookup cat", "erase dog"]
+    decisions = [(e["call"], e["decision"], e["ok"]) for e in _log(world, "work")]
+    assert decisions == [("lookup", "no-ask", True), ("erase", "denied", False), ("erase", "allowed", True)]
+    assert "erase" in world.lnk("agent", "logs", "work", "--tools").stdout
+
+
+def test_lnk_agent_chat_asks_the_owner_in_the_terminal(world: World) -> None:
+    world.lnk("sandbox", "tool", "add", "words", "--", *TOOL)
+    world.start("work")
+    for answer, ran in (("n", False), ("y", True)):
+        world.provider.script(
+            Reply(tool_calls=[ToolCall("erase", {"word": "old"})]),
+            lambda recorded: Reply(text=f"The tool said: {recorded.json['messages'][-1]['content']}"),
+        )
+        chat = world.lnk("agent", "chat", "work", "-m", "erase old", input=f"{answer}\n")
+        assert "words wants to run erase" in chat.stderr
+        assert ("erase old" in _calls(world)) is ran
+        assert ("The tool said: erased old" in chat.stdout) is ran
+        if not ran:
+            assert "refused" in chat.stdout
+
+
+def test_tool_names_and_commands_are_checked(world: World) -> None:
+    for name in ("lnk-words", "link.words", "memory-abc", "Bad Name"):
+        assert "can't name a tool" in world.lnk("sandbox", "tool", "add", name, "--", *TOOL, ok=False).stderr
+    missing = world.lnk("sandbox", "tool", "add", "gone", "--", "no-such-program-here", ok=False)
+    assert "not on PATH" in missing.stderr
+    both = world.lnk("sandbox", "tool", "add", "x", "--url", "http://127.0.0.1:1/mcp", "--", *TOOL, ok=False)
+    assert "only one" in both.stderr
+    unknown = world.lnk("sandbox", "tool", "remove", "nothing", ok=False)
+    assert "no tool 'nothing'" in unknown.stderr
+    world.lnk("sandbox", "tool", "add", "words", "--", *TOOL)
+    world.lnk("sandbox", "tool", "remove", "words")
+    assert json.loads(world.lnk("sandbox", "tool", "list", "--json").stdout) == []

@@ -1,0 +1,161 @@
+"""A machine of its own for each test: Link's two roots in a temporary folder, a stand-in model
+provider that takes only its key, and `lnk` run as a person would run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from conftest import FIXTURES, SANDBOX_BIN
+
+from link_conformance import StandInProvider
+from link_plugin.harness import HarnessSettings
+from link_plugin.keys import KeyStore
+from link_plugin.layout import Layout
+from lnk.agents import Agent, load_agent
+from lnk.runstate import PartState, RunSpec, read_spec, read_state
+
+PYTHON = sys.executable
+TOOL = [PYTHON, str(FIXTURES / "tool_server.py")]
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 20.0, what: str = "it") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"{what} didn't happen within {timeout:.0f} s")
+
+
+class World:
+    def __init__(self) -> None:
+        # Short, so unix sockets under it stay within their 108-byte limit.
+        self.root = Path(tempfile.mkdtemp(prefix="lnk-", dir="/tmp"))
+        self.key = "sk-test-" + secrets.token_hex(12)
+        self.provider = StandInProvider(key=self.key).start()
+        self.record = self.root / "record.jsonl"
+        self.env = {
+            **os.environ,
+            "HOME": str(self.root / "home"),
+            "LNK_CONFIG_DIR": str(self.root / "config"),
+            "LNK_AGENTS_DIR": str(self.root / "agents"),
+            "LNK_SERVICES": "detached",
+            "LNK_START_TIMEOUT": "30",
+            "LNK_UPSTREAM_OPENAI": self.provider.origin,
+            "LNK_UPSTREAM_ANTHROPIC": self.provider.origin,
+            "LNK_TEST_RECORD": str(self.record),
+            "TOOL_RECORD": str(self.root / "tool-calls"),
+        }
+        (self.root / "home").mkdir()
+
+    # --- running lnk -------------------------------------------------------------------------
+
+    def lnk(
+        self, *args: str, input: str | None = None, ok: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [PYTHON, "-m", "lnk", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=timeout,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+        if ok and done.returncode != 0:
+            raise AssertionError(f"lnk {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        if not ok and done.returncode == 0:
+            raise AssertionError(f"lnk {' '.join(args)} should have failed:\n{done.stdout}\n{done.stderr}")
+        return done
+
+    def start(self, name: str = "work", *extra: str, harness: str = "mini") -> subprocess.CompletedProcess[str]:
+        """An agent with an OpenAI key, started without a sandbox with a fixture harness."""
+        if "openai" not in KeyStore(self.layout.agent_config(name).keys).names():
+            self.lnk("agent", "keys", "set", "openai", name, "--stdin", input=self.key)
+        return self.lnk("agent", "start", name, "--harness", harness, "--no-sandbox", *extra)
+
+    def chat(self, name: str, text: str, input: str | None = None) -> str:
+        return self.lnk("agent", "chat", name, "-m", text, input=input).stdout
+
+    def with_sandbox(self, decision: dict[str, Any] | None = None) -> Path:
+        """Put the lnk-sandbox double on PATH; returns the file recording what it was asked."""
+        calls = self.root / "sandbox-calls.jsonl"
+        self.env["PATH"] = f"{SANDBOX_BIN}{os.pathsep}{self.env['PATH']}"
+        self.env["LNK_SANDBOX_RECORD"] = str(calls)
+        if decision is not None:
+            self.env["LNK_SANDBOX_DECISION"] = json.dumps(decision)
+        return calls
+
+    # --- reading what lnk keeps --------------------------------------------------------------
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(config=self.root / "config", agents=self.root / "agents")
+
+    def agent(self, name: str) -> Agent:
+        return load_agent(self.layout, name)
+
+    def spec(self, name: str) -> RunSpec:
+        spec = read_spec(self.agent(name))
+        assert spec is not None
+        return spec
+
+    def state(self, name: str, part: str = "harness") -> PartState:
+        state = read_state(self.agent(name).run.state(part))
+        assert state is not None
+        return state
+
+    def harness_pid(self, name: str) -> int:
+        pid = self.state(name).children["harness"].pid
+        assert pid is not None
+        return pid
+
+    def harness_settings(self, name: str) -> HarnessSettings:
+        return HarnessSettings.model_validate_json(Path(self.spec(name).settings_file).read_text())
+
+    def records(self, key: str) -> list[Any]:
+        if not self.record.exists():
+            return []
+        lines = [json.loads(line) for line in self.record.read_text().splitlines()]
+        return [line[key] for line in lines if key in line]
+
+    @staticmethod
+    def calls(path: Path) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    # --- ending ------------------------------------------------------------------------------
+
+    def pids(self) -> Iterator[int]:
+        for state_file in (self.root / "config" / "agents" / ".run").glob("*/state-*.json"):
+            with suppress(ValueError, OSError):
+                state = PartState.model_validate_json(state_file.read_text())
+                yield state.pid
+                yield from (c.pid for c in state.children.values() if c.pid)
+
+    def close(self) -> None:
+        for pid in set(self.pids()):
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        self.provider.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return status.rsplit(")", 1)[1].split()[0] == "Z"
