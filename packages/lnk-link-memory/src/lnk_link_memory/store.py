@@ -102,7 +102,7 @@ CREATE TRIGGER IF NOT EXISTS vector_gone AFTER DELETE ON vectors BEGIN
 END;
 """
 
-_CORRUPT = ("malformed", "not a database", "file is encrypted", "database corrupt", "disk i/o error")
+_CORRUPT = ("malformed", "not a database", "file is encrypted", "database corrupt", "disk i/o error", "unable to open")
 
 
 class Corrupt(Exception):
