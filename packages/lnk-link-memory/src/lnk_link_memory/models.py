@@ -9,6 +9,7 @@ A name memory doesn't know is refused, so a typo never runs another model than a
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.resources
 import re
@@ -44,6 +45,7 @@ SERVED = (
 _MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _MAX_TOKENS = 256
+_M_MMAP_THRESHOLD = -3
 _TAG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
@@ -100,12 +102,25 @@ def _checked(path: Path, sha256: str, what: str) -> Path:
     return path
 
 
+def _steady_malloc() -> None:
+    """Large blocks (a run's tensors) always mapped, so they go back to the system when freed.
+
+    glibc raises its mapping threshold after each large free, then serves the next runs from a heap
+    it never shrinks: the process grows with every run. Fixing the threshold keeps it at its size."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return  # not glibc: nothing to steady
+    libc.mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+
+
 class MiniLM:
     """all-MiniLM-L6-v2, int8 ONNX, on this machine."""
 
     name = LOCAL
 
     def __init__(self) -> None:
+        _steady_malloc()
         import onnxruntime  # type: ignore[import-untyped]
         from tokenizers import Tokenizer
 
