@@ -142,6 +142,9 @@ class Store:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
             conn.execute("PRAGMA synchronous = NORMAL")
+            # Many threads keep a connection to each agent's index: each keeps a small page cache
+            # (the system's file cache holds the rest), so an engine grows little with each agent.
+            conn.execute("PRAGMA cache_size = -1024")
             self._local.conn = conn
             self._local.generation = self._generation
             with self._lock:
