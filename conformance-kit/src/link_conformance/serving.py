@@ -1,10 +1,12 @@
-"""Serving an ASGI app on the loopback from a thread, for the stand-ins the kit runs."""
+"""Serving an ASGI app on the loopback (or a unix socket) from a thread, for the stand-ins the kit runs."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -12,15 +14,22 @@ import uvicorn
 
 class Served:
     """An ASGI app listening on 127.0.0.1 until stopped: at a free port, or at `port` (to come back
-    where it was after a stop, as a restarted service does)."""
+    where it was after a stop, as a restarted service does); or on the unix socket at `path`,
+    which goes when it stops."""
 
-    def __init__(self, app: Any, port: int = 0) -> None:
-        # Named TCP, so asyncio turns Nagle off on each connection: a stand-in answering in
-        # pieces on a kept-alive connection would otherwise wait out the client's delayed ACK.
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", port))
-        self.port: int = self._sock.getsockname()[1]
+    def __init__(self, app: Any, port: int = 0, *, path: Path | None = None) -> None:
+        self.path = path
+        if path is not None:
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._sock.bind(str(path))
+            self.port = 0
+        else:
+            # Named TCP, so asyncio turns Nagle off on each connection: a stand-in answering in
+            # pieces on a kept-alive connection would otherwise wait out the client's delayed ACK.
+            self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._sock.bind(("127.0.0.1", port))
+            self.port = self._sock.getsockname()[1]
         config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
@@ -42,3 +51,6 @@ class Served:
         self._server.should_exit = True
         self._thread.join(timeout=5)
         self._sock.close()
+        if self.path is not None:
+            with suppress(FileNotFoundError):
+                self.path.unlink()

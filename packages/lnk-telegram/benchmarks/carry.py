@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections.abc import Callable
 
 from link_plugin import wire
 from link_plugin.bridge.answer import INTERVAL
@@ -33,20 +34,21 @@ TELEGRAM_LIMIT = 30.0
 """Messages a second Telegram lets one bot send (its documented broadcast limit)."""
 
 
-def start_bridge(harness: ScriptedHarness) -> Background:
+def start_bridge(harness: ScriptedHarness, approvals: str | None = None) -> Background:
     spec = BridgeSpec(
         contract=CONTRACT_VERSION,
         agent=AGENT,
         endpoint=harness.ref,
         section={"owner": OWNER.id},
         secrets={"bot-token": TOKEN},
+        approvals=approvals,
     )
     return Background(TelegramBridge(spec, poll=5).run)
 
 
-def wait(condition: object, timeout: float = 120.0) -> None:
+def wait(condition: Callable[[], object], timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > deadline:
             raise SystemExit("the benchmark didn't finish in time")
         time.sleep(0.002)

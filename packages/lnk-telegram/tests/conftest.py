@@ -1,8 +1,11 @@
-"""A fake Telegram and a scripted harness for every test, and a bridge running between them."""
+"""A fake Telegram, a scripted harness and the agent's control socket for every test, and a bridge
+running between them."""
 
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,6 +19,7 @@ from link_plugin.channel import BridgeSpec
 from link_plugin.contract import CONTRACT_VERSION
 from lnk_telegram.api import ENV_API
 from lnk_telegram.bridge import TelegramBridge
+from lnk_testing.approvals import ControlSocket
 from lnk_testing.background import Background
 from lnk_testing.endpoint import AGENT, ScriptedHarness
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
@@ -26,6 +30,22 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 OWNER = User(id=5550001, first_name="Olive", username="olive")
 STRANGER = User(id=5550666, first_name="Sam", username="sam")
 FAST = Pace(interval=0.1, typing=0.5, hold=10.0, give_up=30.0)
+CODE = re.compile(r"\b([A-Z2-9]{4}-[A-Z2-9]{4})\b")
+
+
+def send_the_code(process: subprocess.Popen[str], telegram: FakeTelegram) -> str:
+    """Give a connect running in a terminal the token, and send the code it shows as the owner;
+    what the terminal showed up to the code."""
+    assert process.stdin is not None and process.stderr is not None
+    process.stdin.write(TOKEN + "\n")
+    process.stdin.close()
+    shown = ""
+    while not (found := CODE.search(shown)):
+        line = process.stderr.readline()
+        assert line, f"connect ended without a code: {shown}"
+        shown += line
+    telegram.private(OWNER, found.group(1))
+    return shown
 
 
 @pytest.fixture
@@ -42,7 +62,15 @@ def harness() -> Iterator[ScriptedHarness]:
     served.stop()
 
 
-def spec(harness: ScriptedHarness, *, steered: str | None = None, **section: Any) -> BridgeSpec:
+@pytest.fixture
+def control() -> Iterator[ControlSocket]:
+    with ControlSocket.temporary() as served:
+        yield served
+
+
+def spec(
+    harness: ScriptedHarness, *, steered: str | None = None, approvals: str | None = None, **section: Any
+) -> BridgeSpec:
     return BridgeSpec(
         contract=CONTRACT_VERSION,
         agent=AGENT,
@@ -50,6 +78,7 @@ def spec(harness: ScriptedHarness, *, steered: str | None = None, **section: Any
         section={"owner": OWNER.id, "bot": "lnk_test_bot", **section},
         secrets={"bot-token": TOKEN},
         steered=steered,
+        approvals=approvals,
     )
 
 
@@ -58,7 +87,8 @@ def bridge(harness: ScriptedHarness, telegram: FakeTelegram) -> Iterator[Callabl
     started: list[Background] = []
 
     def start(bridge_spec: BridgeSpec | None = None, pace: Pace = FAST, **kwargs: Any) -> Background:
-        made = TelegramBridge(bridge_spec or spec(harness), pace=pace, poll=1, probe=0.2, timeout=2.0, **kwargs)
+        options = {"poll": 1, "probe": 0.2, "timeout": 2.0, "busy": 0.05, "idle": 0.3, **kwargs}
+        made = TelegramBridge(bridge_spec or spec(harness), pace=pace, **options)
         running = Background(made.run)
         started.append(running)
         return running

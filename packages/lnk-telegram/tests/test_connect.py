@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import OWNER, STRANGER
+from conftest import CODE, OWNER, STRANGER, send_the_code
 from telegram import Bot
 
 from link_plugin.bridge.pairing import TRIES
@@ -23,7 +22,6 @@ from lnk_telegram.api import make_bot
 from lnk_telegram.section import identity
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
 
-CODE = re.compile(r"\b([A-Z2-9]{4}-[A-Z2-9]{4})\b")
 BOT = identity(int(TOKEN.split(":")[0]))
 
 
@@ -195,16 +193,9 @@ def _connect(token: str, env: dict[str, str]) -> subprocess.Popen[str]:
 
 def test_the_executable_pairs_from_the_terminal(telegram: FakeTelegram) -> None:
     process = _connect(TOKEN, {"LNK_AGENT": "main", "LNK_CHANNEL_TAKEN": json.dumps(["telegram-bot:42"])})
-    assert process.stdin is not None and process.stderr is not None and process.stdout is not None
-    process.stdin.write(TOKEN + "\n")
-    process.stdin.close()
-    shown = ""
-    while not (found := CODE.search(shown)):
-        line = process.stderr.readline()
-        assert line, f"connect ended without a code: {shown}"
-        shown += line
-    telegram.private(OWNER, found.group(1))
+    send_the_code(process, telegram)
     assert process.wait(timeout=20) == ExitCode.ANSWERED
+    assert process.stdout is not None and process.stderr is not None
     out, err = process.stdout.read(), process.stderr.read()
     answer = Connected.model_validate_json(out)
     assert (answer.identity, answer.section["owner"]) == (BOT, OWNER.id)

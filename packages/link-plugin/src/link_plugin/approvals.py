@@ -15,9 +15,10 @@ import json
 import time
 from typing import Any
 
-from pydantic import BaseModel, Field, TypeAdapter
+import h11
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from link_plugin.endpoint import EndpointUnreachable, _Connection
+from link_plugin.endpoint import EndpointError, EndpointUnreachable, _Connection
 
 YES = frozenset({"y", "yes", "ok", "allow", "sure"})
 NO = frozenset({"n", "no", "deny", "refuse", "stop"})
@@ -48,6 +49,9 @@ def reads_as(text: str) -> bool | None:
     return True if word in YES else False if word in NO else None
 
 
+_QUESTIONS = TypeAdapter(list[Question])
+
+
 class ApprovalsClient:
     """A bridge's side of the control socket."""
 
@@ -56,13 +60,17 @@ class ApprovalsClient:
         self.timeout = timeout
 
     async def _ask(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
+        """One request on a connection of its own; a socket that is gone, breaks or stalls is unreachable."""
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(self.socket), self.timeout)
-        except (OSError, TimeoutError) as exc:
+            return await asyncio.wait_for(self._exchange(method, path, body), self.timeout)
+        except (OSError, TimeoutError, h11.ProtocolError, asyncio.IncompleteReadError) as exc:
             raise EndpointUnreachable(f"the agent's control socket can't be reached ({exc})") from exc
+
+    async def _exchange(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
+        reader, writer = await asyncio.open_unix_connection(self.socket)
         connection = _Connection(reader, writer, "lnk")
         try:
-            response = await asyncio.wait_for(connection.request(method, path, {}, body), self.timeout)
+            response = await connection.request(method, path, {}, body)
             return response.status, await connection.body()
         finally:
             await connection.close()
@@ -71,7 +79,12 @@ class ApprovalsClient:
         status, raw = await self._ask("GET", "/approvals", None)
         if status != 200:
             raise EndpointUnreachable(f"the control socket answered {status}")
-        return TypeAdapter(list[Question]).validate_json(raw)
+        try:
+            return _QUESTIONS.validate_json(raw)
+        except ValidationError as exc:
+            raise EndpointError(
+                f"the control socket's list of waiting calls doesn't read ({exc.error_count()} errors)"
+            ) from exc
 
     async def answer(self, question: str, allow: bool) -> bool:
         """Send the owner's answer; False when the question no longer waits (answered, or timed out)."""

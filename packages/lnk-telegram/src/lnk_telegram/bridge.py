@@ -6,20 +6,27 @@ owner's private messages, and their mentions of the bot (or replies to it) in a 
 carried; a group is a conversation of its own (`telegram:<group id>`). Nobody else's message is
 carried, and a stranger gets no answer at all. Recovery starts before Telegram is reached, so an
 answer that finished unseen is asked for even while Telegram is away.
+
+Given the agent's control socket (`BridgeSpec.approvals`), tool calls waiting for the owner are
+asked in the owner's private chat with Allow and Deny buttons (`link_plugin.bridge.asking`); the
+owner's press, or their "yes" or "no" while a question is shown, answers it and is never carried.
 """
 
 from __future__ import annotations
 
 import asyncio
 import traceback
+from contextlib import AbstractContextManager, nullcontext, suppress
 
-from telegram import Update, User
-from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter
+from telegram import CallbackQuery, Update, User
+from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
 
+from link_plugin.approvals import ApprovalsClient
+from link_plugin.bridge.asking import BUSY, IDLE, Asking
 from link_plugin.bridge.carry import PACE, Carrier, Pace
 from link_plugin.bridge.recovery import PROBE, Recovery
 from link_plugin.bridge.retry import Backoff
-from link_plugin.bridge.rules import answered
+from link_plugin.bridge.rules import Incoming, answered
 from link_plugin.bridge.split import utf16_length
 from link_plugin.bridge.tasks import Tasks
 from link_plugin.channel import BridgeSpec
@@ -28,13 +35,13 @@ from link_plugin.errors import LinkError
 from link_plugin.plugin import say
 from lnk_telegram.api import LIMIT, TIMEOUT, make_bot, seconds
 from lnk_telegram.chat import TelegramChat
-from lnk_telegram.messages import EDITED, UNSUPPORTED, read
+from lnk_telegram.messages import EDITED, UNSUPPORTED, pressed, read, replied_to
 from lnk_telegram.section import SECRET, Section
 
 CHANNEL = "telegram"
 POLL = 25
 """Seconds a getUpdates waits for news."""
-UPDATES = ["message", "edited_message"]
+UPDATES = ["message", "edited_message", "callback_query"]
 
 _REVOKED = LinkError(
     "Telegram refused the bot token: it was revoked or replaced",
@@ -44,7 +51,15 @@ _REVOKED = LinkError(
 
 class TelegramBridge:
     def __init__(
-        self, spec: BridgeSpec, *, pace: Pace = PACE, poll: int = POLL, probe: float = PROBE, timeout: float = TIMEOUT
+        self,
+        spec: BridgeSpec,
+        *,
+        pace: Pace = PACE,
+        poll: int = POLL,
+        probe: float = PROBE,
+        timeout: float = TIMEOUT,
+        busy: float = BUSY,
+        idle: float = IDLE,
     ) -> None:
         token = spec.secrets.get(SECRET)
         if not token:
@@ -60,6 +75,11 @@ class TelegramBridge:
         self._carrier = Carrier(
             client, self._recovery, CHANNEL, say, limit=LIMIT, measure=utf16_length, steered=spec.steered, pace=pace
         )
+        self._asking: Asking | None = None
+        if spec.approvals:
+            owner_chat = TelegramChat(self._bot, int(self._owner))  # a private chat's id is its user's
+            control = ApprovalsClient(spec.approvals)
+            self._asking = Asking(control, owner_chat, self._owner, say, busy=busy, idle=idle, give_up=pace.give_up)
         self._ready = asyncio.Event()
         self._tasks = Tasks()
 
@@ -70,6 +90,8 @@ class TelegramBridge:
             me = await self._reach_telegram()
             self._ready.set()
             say(f"carrying @{me.username} for the agent")
+            if self._asking is not None:
+                self._tasks.spawn(self._asking.run())
             await self._read_updates(me)
         finally:
             await self._tasks.stop()
@@ -118,6 +140,9 @@ class TelegramBridge:
     async def _handle(self, update: Update, me: User) -> None:
         """One update; whatever goes wrong is logged and never stops the bridge."""
         try:
+            if update.callback_query is not None:
+                await self._press(update.callback_query)
+                return
             message = update.message or update.edited_message
             if message is None:
                 return
@@ -129,10 +154,30 @@ class TelegramBridge:
                 await self._carrier.deliver(chat, EDITED)
             elif seen.text is None:
                 await self._carrier.deliver(chat, UNSUPPORTED)
-            elif seen.text:
-                await self._carrier.carry(str(seen.chat), seen.text, chat)
+            elif seen.text and not await self._answers_a_question(seen.incoming, seen.text, replied_to(message, me)):
+                with self._carrying():
+                    await self._carrier.carry(str(seen.chat), seen.text, chat)
         except Exception:
             say(f"update {update.update_id} failed:\n{traceback.format_exc()}")
+
+    async def _answers_a_question(self, incoming: Incoming, text: str, replied: str | None) -> bool:
+        """The owner's yes or no to a question shown: Link's answer, never carried to the harness."""
+        return self._asking is not None and await self._asking.reply(incoming, text, replied)
+
+    def _carrying(self) -> AbstractContextManager[None]:
+        """While an answer is carried a tool call may wait for the owner: look for one often."""
+        return self._asking.busy() if self._asking is not None else nullcontext()
+
+    async def _press(self, query: CallbackQuery) -> None:
+        """A press of a question's button. Only the owner's counts; a stranger's gets no answer at all."""
+        press = pressed(query)
+        if press is None or self._asking is None:
+            return
+        said = await self._asking.press(press.incoming, press.message, press.value)
+        if said is not None:
+            # One try: the press is answered already; this only stops the spinner with a word.
+            with suppress(TelegramError):
+                await self._bot.answer_callback_query(query.id, said.value)
 
     async def _deliver(self, chat: str, text: str) -> None:
         """A recovered answer, once Telegram is reached."""

@@ -1,12 +1,17 @@
-"""A Telegram chat as the bridge shows an answer there: send, edit, typing, and the steered mark."""
+"""A Telegram chat as the bridge shows things there: an answer (send, edit, typing, the steered
+mark) and, in the owner's private chat, a tool call's question with inline Allow and Deny buttons."""
 
 from __future__ import annotations
 
-from telegram import Bot, ReactionTypeEmoji, ReplyParameters
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, ReactionTypeEmoji, ReplyParameters
 from telegram.constants import ChatAction
 from telegram.error import BadRequest
 
+from link_plugin.approvals import Question
+from link_plugin.bridge.asking import BUTTONS
 from lnk_telegram.api import translated
+
+KEYBOARD = InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=value) for label, value in BUTTONS]])
 
 
 class TelegramChat:
@@ -29,6 +34,15 @@ class TelegramChat:
     async def edit(self, message: str, text: str) -> None:
         with translated():
             await self._bot.edit_message_text(text, chat_id=self._chat, message_id=int(message))
+
+    async def ask(self, question: Question) -> str:
+        with translated():
+            sent = await self._bot.send_message(self._chat, question.wording(), reply_markup=KEYBOARD)
+        return str(sent.message_id)
+
+    async def settle(self, message: str, text: str) -> None:
+        """An edit with no keyboard takes the buttons away, as Telegram does."""
+        await self.edit(message, text)
 
     async def typing(self) -> None:
         with translated():

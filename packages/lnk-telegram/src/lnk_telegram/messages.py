@@ -1,11 +1,12 @@
-"""Reading a Telegram message: who sent it, where, whether it addresses the bot, and its text."""
+"""Reading a Telegram message (who sent it, where, whether it addresses the bot, its text) and a
+press of an inline button (who pressed it, under which message)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from telegram import Message, MessageEntity, User
+from telegram import CallbackQuery, Message, MessageEntity, User
 from telegram.constants import ChatType
 
 from link_plugin.bridge.rules import Incoming
@@ -35,13 +36,37 @@ def read(message: Message, me: User) -> Read | None:
     return Read(incoming=incoming, chat=message.chat.id, text=text)
 
 
+@dataclass(frozen=True)
+class Press:
+    incoming: Incoming
+    message: str
+    """The message whose button was pressed."""
+    value: str
+
+
+def pressed(query: CallbackQuery) -> Press | None:
+    """A button press as the bridge's rules see it; None for one under no message of a chat (inline mode)."""
+    if query.message is None or query.data is None:
+        return None
+    direct = query.message.chat.type == ChatType.PRIVATE
+    incoming = Incoming(sender=str(query.from_user.id), direct=direct)
+    return Press(incoming=incoming, message=str(query.message.message_id), value=query.data)
+
+
+def replied_to(message: Message, me: User) -> str | None:
+    """The bot's message this one replies to, if any."""
+    replied = message.reply_to_message
+    if replied is None or replied.from_user is None or replied.from_user.id != me.id:
+        return None
+    return str(replied.message_id)
+
+
 def _handle(me: User) -> str:
     return f"@{me.username}".lower() if me.username else ""
 
 
 def _addresses(message: Message, me: User) -> bool:
-    replied = message.reply_to_message
-    if replied is not None and replied.from_user is not None and replied.from_user.id == me.id:
+    if replied_to(message, me) is not None:
         return True
     for entity, value in message.parse_entities().items():
         if entity.type == MessageEntity.MENTION and value.lower() == _handle(me):

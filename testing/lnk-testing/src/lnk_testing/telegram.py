@@ -9,12 +9,14 @@ It follows the Bot API where a bridge can tell: requests at `/bot<token>/<method
 or JSON, answers `{"ok", "result"}` or `{"ok": false, "error_code", "description", "parameters"}`,
 `getUpdates` held open until an update comes or `timeout` passes, `offset` confirming what came
 before it (a negative one keeping the last few), and a second `getUpdates` ending the first with
-409, as Telegram does when two programs read one bot.
+409, as Telegram does when two programs read one bot. Inline keyboards sent with a message come
+back as `callback_query` updates when a test presses a button (`press`), each answered once with
+`answerCallbackQuery`; an edit without `reply_markup` takes the keyboard away, as Telegram's does.
 
 As a program, for the end-to-end suite: `python -m lnk_testing.telegram --port 8081`. Then
 `POST /_fake/private {"user": {...}, "text": ...}`, `POST /_fake/group {"chat", "user", "text",
-"mention"}`, `POST /_fake/flood {"method", "retry_after", "times"}` inject, and
-`GET /_fake/chats/<chat id>` lists what the bot sent there.
+"mention"}`, `POST /_fake/press {"user", "message_id", "data"}`, `POST /_fake/flood {"method",
+"retry_after", "times"}` inject, and `GET /_fake/chats/<chat id>` lists what the bot sent there.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ NOT_MODIFIED = (
 CONFLICT = "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running"
 
 _INTS = {"chat_id", "message_id", "offset", "limit", "timeout", "reply_to_message_id"}
-_JSON = {"allowed_updates", "reply_parameters", "entities", "reaction", "link_preview_options"}
+_JSON = {"allowed_updates", "reply_parameters", "entities", "reaction", "link_preview_options", "reply_markup"}
+STALE_QUERY = "Bad Request: query is too old and response timeout expired or query ID is invalid"
 
 
 @dataclass(frozen=True)
@@ -72,10 +75,23 @@ class Sent:
     history: list[tuple[float, str]]
     reply_to: int | None = None
     reactions: list[str] = field(default_factory=list)
+    keyboard: list[list[dict[str, Any]]] | None = None
+    """The inline keyboard the message shows now."""
+    pressable: set[str] = field(default_factory=set)
+    """The callback data of every button it has shown: a press can cross the edit that took it away."""
 
     @property
     def text(self) -> str:
         return self.history[-1][1]
+
+    @property
+    def buttons(self) -> list[str]:
+        """The labels of the buttons it shows now."""
+        return [button["text"] for row in self.keyboard or [] for button in row]
+
+    def show(self, markup: dict[str, Any] | None) -> None:
+        self.keyboard = (markup or {}).get("inline_keyboard") or None
+        self.pressable |= {b["callback_data"] for row in self.keyboard or [] for b in row if "callback_data" in b}
 
 
 @dataclass
@@ -117,6 +133,9 @@ class FakeTelegram(Restartable):
         self._updates: list[dict[str, Any]] = []
         self._update_ids = itertools.count(1000)
         self._message_ids = itertools.count(1)
+        self._query_ids = itertools.count(7000)
+        self.queries: dict[str, str | None] = {}
+        """Callback queries by id: None until answered, then the text shown ("" for none)."""
         self._polls = 0
         self._floods: dict[str, list[float]] = {}
         self._failures: dict[str, int] = {}
@@ -135,6 +154,7 @@ class FakeTelegram(Restartable):
                 Route("/bot{token}/{method}", self._api, methods=["GET", "POST"]),
                 Route("/_fake/private", self._control_private, methods=["POST"]),
                 Route("/_fake/group", self._control_group, methods=["POST"]),
+                Route("/_fake/press", self._control_press, methods=["POST"]),
                 Route("/_fake/flood", self._control_flood, methods=["POST"]),
                 Route("/_fake/chats/{chat}", self._control_chat, methods=["GET"]),
             ],
@@ -173,9 +193,12 @@ class FakeTelegram(Restartable):
         with self._lock:
             self._chats[user.id] = {"id": user.id, "type": "private", "first_name": user.first_name}
 
-    def private(self, user: User, text: str | None = None, **fields: Any) -> int:
-        """A message from `user` in their private chat with the bot; its message id."""
+    def private(self, user: User, text: str | None = None, *, reply_to: int | None = None, **fields: Any) -> int:
+        """A message from `user` in their private chat with the bot (`reply_to` answers the bot's
+        message); its message id."""
         chat = {"id": user.id, "type": "private", "first_name": user.first_name}
+        if reply_to is not None:
+            fields["reply_to_message"] = self._replied(reply_to)
         return self._message(chat, user, text, fields)
 
     def group(
@@ -195,10 +218,12 @@ class FakeTelegram(Restartable):
             text = f"{handle} {text}"
             fields["entities"] = [{"type": "mention", "offset": 0, "length": utf16(handle)}]
         if reply_to is not None:
-            with self._lock:
-                replied = self._sent[reply_to]
-            fields["reply_to_message"] = self._message_json(replied)
+            fields["reply_to_message"] = self._replied(reply_to)
         return self._message({"id": chat, "type": "supergroup", "title": title}, user, text, fields)
+
+    def _replied(self, message_id: int) -> dict[str, Any]:
+        with self._lock:
+            return self._message_json(self._sent[message_id])
 
     def photo(self, user: User) -> int:
         photo = [{"file_id": "AgAD-photo", "file_unique_id": "photo1", "width": 90, "height": 90}]
@@ -215,6 +240,20 @@ class FakeTelegram(Restartable):
             "text": text,
         }
         self.update("edited_message", message)
+
+    def press(self, user: User, message_id: int, data: str) -> str:
+        """`user` presses the button with `data` under the bot's message; the callback query's id.
+        Whoever sees a message can press its buttons, so `user` isn't checked against its chat."""
+        with self._lock:
+            sent = self._sent[message_id]
+            if data not in sent.pressable:
+                raise AssertionError(f"message {message_id} never showed a button with {data!r}")
+            message = self._message_json(sent)
+            query = str(next(self._query_ids))
+            self.queries[query] = None
+        payload = {"id": query, "from": user.json(), "message": message, "chat_instance": f"-{sent.chat}", "data": data}
+        self.update("callback_query", payload)
+        return query
 
     def update(self, kind: str, payload: dict[str, Any]) -> None:
         with self._lock:
@@ -376,6 +415,7 @@ class FakeTelegram(Restartable):
             if chat not in self._chats:
                 raise _ApiError(400, "Bad Request: chat not found")
             sent = Sent(chat, next(self._message_ids), [(time.monotonic(), text)], reply_to)
+            sent.show(params.get("reply_markup"))
             self._sent[sent.message_id] = sent
         return self._message_json(sent)
 
@@ -385,10 +425,21 @@ class FakeTelegram(Restartable):
             sent = self._sent.get(params["message_id"])
             if sent is None or sent.chat != params["chat_id"]:
                 raise _ApiError(400, "Bad Request: message to edit not found")
-            if sent.text == text:
+            markup = params.get("reply_markup")
+            if sent.text == text and sent.keyboard == ((markup or {}).get("inline_keyboard") or None):
                 raise _ApiError(400, NOT_MODIFIED)
-            sent.history.append((time.monotonic(), text))
+            sent.show(markup)
+            if sent.text != text:
+                sent.history.append((time.monotonic(), text))
         return self._message_json(sent)
+
+    async def _answerCallbackQuery(self, params: dict[str, Any]) -> bool:
+        query = str(params["callback_query_id"])
+        with self._lock:
+            if self.queries.get(query, "") is not None:
+                raise _ApiError(400, STALE_QUERY)
+            self.queries[query] = str(params.get("text") or "")
+        return True
 
     async def _sendChatAction(self, params: dict[str, Any]) -> bool:
         with self._lock:
@@ -431,6 +482,8 @@ class FakeTelegram(Restartable):
         }
         if len(sent.history) > 1:
             data["edit_date"] = int(time.time())
+        if sent.keyboard:
+            data["reply_markup"] = {"inline_keyboard": sent.keyboard}
         return data
 
     def _wake(self) -> None:
@@ -457,6 +510,11 @@ class FakeTelegram(Restartable):
         )
         return JSONResponse({"message_id": message_id})
 
+    async def _control_press(self, request: Request) -> Response:
+        body = await request.json()
+        query = self.press(User(**body["user"]), int(body["message_id"]), str(body["data"]))
+        return JSONResponse({"callback_query_id": query})
+
     async def _control_flood(self, request: Request) -> Response:
         body = await request.json()
         self.flood(body["method"], float(body.get("retry_after", 1)), int(body.get("times", 1)))
@@ -464,7 +522,8 @@ class FakeTelegram(Restartable):
 
     async def _control_chat(self, request: Request) -> Response:
         chat = int(request.path_params["chat"])
-        return JSONResponse([{"message_id": s.message_id, "text": s.text} for s in self.messages(chat)])
+        shown = [{"message_id": s.message_id, "text": s.text, "buttons": s.buttons} for s in self.messages(chat)]
+        return JSONResponse(shown)
 
 
 def main() -> None:
