@@ -125,3 +125,25 @@ def test_an_unknown_engine_names_the_known_ones(world: World) -> None:
     world.lnk("agent", "keys", "set", "openai", "work", "--stdin", input=world.key)
     wrong = world.lnk("agent", "memory", "start", "nosuch", "work", ok=False)
     assert "no memory engine 'nosuch'" in wrong.stderr and "link" in wrong.stderr
+
+
+def test_one_owners_engine_holds_every_folder_of_that_owner_and_no_other(world: World) -> None:
+    """The first session starts the owner's one engine in its own sandbox, which serves every agent of
+    the owner: so it reads each of their folders, and never another owner's."""
+    for name in ("work", "home", "theirs"):
+        world.lnk("agent", "keys", "set", "openai", name, "--stdin", input=world.key)
+    world.agent("theirs").with_settings(owner="someone@else").save()
+    home = world.agent("home").with_settings(memory="testmemory")
+    home.save()
+    assert memory.define(home, notes_writable=True) is not None
+    work = world.agent("work").with_settings(memory="testmemory")
+    work.save()
+    tool = memory.define(work, notes_writable=True)
+    assert tool is not None
+    for agent in (work, home):
+        assert {str(agent.folder.home), str(agent.folder.chats)} <= set(tool.reads)
+        assert str(agent.folder.memory_state("testmemory")) in tool.writes
+        assert str(agent.folder.memory) in tool.writes  # home's own memory tool writes its notes
+    theirs = world.agent("theirs").folder
+    assert not any(path.startswith(str(theirs.root)) for path in [*tool.reads, *tool.writes])
+    assert _commands(world, "work")[-1]["env"]["LNK_NOTES_MAX"] == "4096"  # type: ignore[index]

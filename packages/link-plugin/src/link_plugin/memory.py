@@ -4,8 +4,9 @@
 MCP over stdio for the agent folder `folder`, keeping its index in `state`. Link hands the
 context through the environment (older engines ignore what they don't know):
 `LNK_NOTES` (the notes file, only where the engine may write it), `LNK_AGENT_ID`, `LNK_OWNER`,
-`LNK_MODEL_SERVER` (an OpenAI-compatible address serving embeddings) and `LNK_EMBEDDINGS`
-(the embedding model the agent's spec names, or `none`).
+`LNK_MODEL_SERVER` (an OpenAI-compatible address serving embeddings), `LNK_EMBEDDINGS`
+(the embedding model the agent's spec names, or `none`) and `LNK_NOTES_MAX` (the spec's
+`[tool.memory] notes`: how many bytes the notes file may grow to; 4096 when unset).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ ENV_AGENT_ID = "LNK_AGENT_ID"
 ENV_OWNER = "LNK_OWNER"
 ENV_MODEL_SERVER = "LNK_MODEL_SERVER"
 ENV_EMBEDDINGS = "LNK_EMBEDDINGS"
+ENV_NOTES_MAX = "LNK_NOTES_MAX"
+NOTES_MAX_DEFAULT = 4096
 
-_CONTEXT = (ENV_NOTES, ENV_AGENT_ID, ENV_OWNER, ENV_MODEL_SERVER, ENV_EMBEDDINGS)
+_CONTEXT = (ENV_NOTES, ENV_AGENT_ID, ENV_OWNER, ENV_MODEL_SERVER, ENV_EMBEDDINGS, ENV_NOTES_MAX)
 
 
 class MemoryCommand(Answer):

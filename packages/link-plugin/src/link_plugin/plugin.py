@@ -137,6 +137,19 @@ class MemoryContext:
     def embeddings(self) -> str | None:
         return self.env.get(memory_contract.ENV_EMBEDDINGS)
 
+    @property
+    def notes_max(self) -> int:
+        """[tool.memory] notes: how many bytes the notes file may grow to."""
+        value = self.env.get(memory_contract.ENV_NOTES_MAX)
+        if not value:
+            return memory_contract.NOTES_MAX_DEFAULT
+        if not value.isdigit():
+            raise LinkError(
+                f"{memory_contract.ENV_NOTES_MAX}={value!r} is not a number of bytes.",
+                "Set [tool.memory] notes in the agent's settings to a whole number, e.g. 4096.",
+            )
+        return int(value)
+
 
 class MemoryEngine(Plugin):
     kind = Kind.MEMORY

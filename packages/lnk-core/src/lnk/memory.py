@@ -20,11 +20,12 @@ from link_plugin.memory import (
     ENV_EMBEDDINGS,
     ENV_MODEL_SERVER,
     ENV_NOTES,
+    ENV_NOTES_MAX,
     ENV_OWNER,
     MemoryCommand,
 )
 from lnk import __version__
-from lnk.agents import Agent
+from lnk.agents import Agent, all_agents
 from lnk.harnesses import clean_env
 from lnk.known import MEMORIES
 from lnk.machine import load_machine
@@ -56,6 +57,7 @@ def _context(agent: Agent, notes_writable: bool) -> dict[str, str]:
     env = {ENV_AGENT_ID: agent.id, ENV_OWNER: agent.settings.owner}
     if notes_writable:
         env[ENV_NOTES] = str(agent.folder.notes)
+        env[ENV_NOTES_MAX] = str(agent.settings.tool.memory.notes)
     if agent.settings.embeddings:
         env[ENV_EMBEDDINGS] = agent.settings.embeddings
     server = configured_server(load_machine(agent.layout))
@@ -76,9 +78,21 @@ def _stamp(agent: Agent, engine: str, program: PluginProgram, context: dict[str,
         "lnk": __version__,
         "context": context,
         "notes_max": agent.settings.tool.memory.notes,
-        "folder": str(agent.folder.root),
+        "folders": [str(other.folder.root) for other in _owners_agents(agent)],
     }
     return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()
+
+
+def _owners_agents(agent: Agent) -> list[Agent]:
+    """The agent and every other agent of its owner here, whose memory one engine process serves."""
+    others = [a for a in all_agents(agent.layout) if a.settings.owner == agent.settings.owner and a.id != agent.id]
+    return [agent, *sorted(others, key=lambda a: a.name)]
+
+
+def _writes_notes(other: Agent) -> bool:
+    """Whether another agent's own memory tool may write its notes (its instructions are writable)."""
+    existing = find_tool(other.layout, tool_name(other))
+    return existing is not None and str(other.folder.memory) in existing.writes
 
 
 def define(agent: Agent, notes_writable: bool, force: bool = False) -> ToolDef | None:
@@ -100,7 +114,12 @@ def define(agent: Agent, notes_writable: bool, force: bool = False) -> ToolDef |
             f"lnk-{engine} command claims the notes file {answer.notes}, which Link didn't name.",
             "An engine writes only the notes file LNK_NOTES names, and none when it names none.",
         )
-    folder = agent.folder
+    # The first session of an owner starts the owner's one engine, in this sandbox: so it holds
+    # every folder of the owner's agents (never another owner's), each read, its state written.
+    owners = _owners_agents(agent)
+    reads = [str(path) for other in owners for path in (other.folder.home, other.folder.chats)]
+    writes = [str(other.folder.memory_state(engine)) for other in owners]
+    writes += [str(other.folder.memory) for other in owners[1:] if _writes_notes(other)]
     tool = ToolDef(
         name=tool_name(agent),
         argv=answer.argv,
@@ -108,8 +127,8 @@ def define(agent: Agent, notes_writable: bool, force: bool = False) -> ToolDef |
         no_ask=answer.no_ask,
         agents=[agent.name],
         sandboxed=True,
-        reads=[str(folder.home), str(folder.chats), *program_reads([program.path or program.executable, *answer.argv])],
-        writes=[str(state), *answer.writes],
+        reads=[*reads, *program_reads([program.path or program.executable, *answer.argv])],
+        writes=[*writes, *answer.writes],
         model_port=loopback_port(context[ENV_MODEL_SERVER]) if ENV_MODEL_SERVER in context else None,
         stamp=stamp,
     )

@@ -1,0 +1,3 @@
+from lnk_link_memory.cli import main
+
+main()

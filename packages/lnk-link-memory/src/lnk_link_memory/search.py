@@ -1,0 +1,214 @@
+"""One search: words (bm25, the title four times the body) and meaning (embeddings), merged by rank.
+
+Each list ranks its best 50 documents; within a list, documents within a tenth of the best score
+around them count as ties and the newest comes first; the lists are merged by reciprocal rank
+fusion, score = sum of 1 / (60 + rank). Copies come once, under the shortest path.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lnk_link_memory import text
+from lnk_link_memory.limits import COPY_SHARE, COPY_WORDS, RANKED, RRF_K, TIE
+from lnk_link_memory.models import Vectors
+from lnk_link_memory.vectors import Ids, compare
+
+_WORD_CHUNKS = 1000
+_MEANING_CHUNKS = 2000
+_SKETCH_AGREE = 20
+"""Of 32 min-hashes, documents sharing nine in ten words (a Jaccard of 0.82 or more) agree on 26 or so
+and on fewer than 20 about once in five hundred; documents merely on one subject, on far fewer."""
+
+
+@dataclass(frozen=True)
+class Ranked:
+    doc: int
+    score: float
+    chunk: int
+
+
+@dataclass(frozen=True)
+class Doc:
+    id: int
+    path: str
+    title: str
+    kind: str
+    mtime: float
+    words: int
+    words_hash: str
+    sketch: bytes
+
+
+@dataclass
+class Found:
+    """One result: a document, why it matched, its best chunk, and its copies."""
+
+    doc: Doc
+    score: float
+    chunk: int
+    words: bool
+    meaning: bool
+    copies: list[Doc] = field(default_factory=list)
+
+
+def since_clause(since: float | None) -> tuple[str, tuple[float, ...]]:
+    """Documents first seen (not there before) or changed after `since`."""
+    if since is None:
+        return "1", ()
+    return "((d.before = 0 AND d.first_seen > ?) OR d.changed > ?)", (since, since)
+
+
+def by_words(db: sqlite3.Connection, query: str, since: float | None) -> list[Ranked]:
+    """bm25, the title four times the body (the table's rank); the best chunk stands for its document."""
+    match = text.match_query(query)
+    if match is None:
+        return []
+    if since is None:
+        # Ranked in the full-text table alone, then joined: far less work than joining every match.
+        rows = db.execute(
+            "SELECT c.doc, s.rank, s.rowid FROM (SELECT rowid, rank FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?) s"
+            " JOIN chunks c ON c.id = s.rowid ORDER BY s.rank",
+            (match, _WORD_CHUNKS),
+        ).fetchall()
+    else:
+        where, args = since_clause(since)
+        rows = db.execute(
+            "SELECT c.doc, fts.rank, fts.rowid FROM fts JOIN chunks c ON c.id = fts.rowid"
+            f" JOIN documents d ON d.id = c.doc WHERE fts MATCH ? AND {where} ORDER BY fts.rank LIMIT ?",
+            (match, *args, _WORD_CHUNKS),
+        ).fetchall()
+    return _best_per_doc((int(doc), -float(score), int(chunk)) for doc, score, chunk in rows)
+
+
+def by_meaning(chunks: Ids, docs: Ids, matrix: Vectors, query: Vectors, allowed: set[int] | None) -> list[Ranked]:
+    if len(chunks) == 0:
+        return []
+    scores = compare(matrix, query)
+    if allowed is not None:
+        scores = np.where(np.isin(docs, np.fromiter(allowed, dtype=np.int64)), scores, -np.inf)
+    k = min(len(scores), _MEANING_CHUNKS)
+    top = np.argpartition(scores, len(scores) - k)[len(scores) - k :]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return _best_per_doc(
+        (int(docs[i]), float(scores[i]), int(chunks[i])) for i in top.tolist() if np.isfinite(scores[i])
+    )
+
+
+def _best_per_doc(rows: Iterable[tuple[int, float, int]]) -> list[Ranked]:
+    """Rows come best first: each document's first row is its best chunk."""
+    ranked: dict[int, Ranked] = {}
+    for doc, score, chunk in rows:
+        if doc not in ranked:
+            ranked[doc] = Ranked(doc, score, chunk)
+            if len(ranked) == RANKED:
+                break
+    return list(ranked.values())
+
+
+def newest_among_ties(ranked: Sequence[Ranked], mtime: dict[int, float]) -> list[Ranked]:
+    """Within a tenth of the best score around them, the newest document first."""
+    ordered: list[Ranked] = []
+    i = 0
+    while i < len(ranked):
+        lead = ranked[i].score
+        j = i
+        while j < len(ranked) and ranked[j].score >= lead - abs(lead) * TIE:
+            j += 1
+        ordered.extend(sorted(ranked[i:j], key=lambda r: -mtime.get(r.doc, 0.0)))
+        i = j
+    return ordered
+
+
+def fuse(lists: Sequence[Sequence[Ranked]]) -> dict[int, float]:
+    """Reciprocal rank fusion: each document scores the sum of 1 / (60 + its rank) in each list."""
+    scores: dict[int, float] = {}
+    for ranked in lists:
+        for rank, item in enumerate(ranked, start=1):
+            scores[item.doc] = scores.get(item.doc, 0.0) + 1.0 / (RRF_K + rank)
+    return scores
+
+
+def documents(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = db.execute(
+        f"SELECT id, path, title, kind, mtime, words, words_hash, sketch FROM documents WHERE id IN ({marks})",
+        tuple(ids),
+    ).fetchall()
+    return {int(r[0]): Doc(int(r[0]), r[1], r[2], r[3], float(r[4]), int(r[5]), r[6], r[7]) for r in rows}
+
+
+class Copies:
+    """Whether two documents hold the same words: all of them, or from twenty words nine in ten.
+
+    Their sketches rule out almost every pair at once; the pairs left are counted word by word."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._leaders: list[Doc] = []
+        self._sketches = np.zeros((0, text.SKETCH), dtype=np.uint64)
+        self._bags: dict[int, bytes] = {}
+
+    def group_of(self, doc: Doc) -> int | None:
+        """The group (in the order they were added) whose first document this one copies, if any."""
+        sketch = np.frombuffer(doc.sketch, dtype=np.uint64)
+        agree = (self._sketches == sketch).sum(axis=1) if len(self._leaders) else np.zeros(0)
+        for index in np.nonzero(agree >= _SKETCH_AGREE)[0].tolist():
+            if self.same(self._leaders[index], doc):
+                return int(index)
+        self._leaders.append(doc)
+        self._sketches = np.vstack([self._sketches, sketch])
+        return None
+
+    def same(self, a: Doc, b: Doc) -> bool:
+        if a.words_hash == b.words_hash:
+            return a.words > 0
+        small, large = sorted((a.words, b.words))
+        if small < COPY_WORDS or small < COPY_SHARE * large:
+            return False
+        return text.shared_words(self._bag(a), self._bag(b)) >= COPY_SHARE * large
+
+    def _bag(self, doc: Doc) -> bytes:
+        if doc.id not in self._bags:
+            row = self._db.execute("SELECT bag FROM documents WHERE id = ?", (doc.id,)).fetchone()
+            self._bags[doc.id] = bytes(row[0]) if row else b""
+        return self._bags[doc.id]
+
+
+def rank(
+    db: sqlite3.Connection, words: list[Ranked], meaning: list[Ranked], newest: dict[int, float] | None = None
+) -> list[Found]:
+    """Both lists, ties ordered newest first, fused, copies folded under the shortest path."""
+    docs = documents(db, sorted({r.doc for r in words} | {r.doc for r in meaning}))
+    mtime = newest if newest is not None else {d.id: d.mtime for d in docs.values()}
+    words = newest_among_ties([r for r in words if r.doc in docs], mtime)
+    meaning = newest_among_ties([r for r in meaning if r.doc in docs], mtime)
+    fused = fuse([words, meaning])
+    best_word = {r.doc: r.chunk for r in words}
+    best_meaning = {r.doc: r.chunk for r in meaning}
+    order = sorted(fused, key=lambda d: (-fused[d], -mtime.get(d, 0.0), docs[d].path))
+    copies = Copies(db)
+    groups: list[Found] = []
+    for doc_id in order:
+        doc = docs[doc_id]
+        chunk = best_word.get(doc_id, best_meaning.get(doc_id, 0))
+        found = Found(doc, fused[doc_id], chunk, doc_id in best_word, doc_id in best_meaning)
+        index = copies.group_of(doc)
+        if index is None:
+            groups.append(found)
+            continue
+        group = groups[index]
+        group.words |= found.words
+        group.meaning |= found.meaning
+        if (len(doc.path), doc.path) < (len(group.doc.path), group.doc.path):
+            group.copies.append(group.doc)
+            group.doc, group.chunk = doc, found.chunk
+        else:
+            group.copies.append(doc)
+    return groups

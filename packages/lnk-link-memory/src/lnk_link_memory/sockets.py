@@ -1,0 +1,62 @@
+"""Where an owner's engine listens, and what a session tells it first.
+
+One engine per owner: its unix socket is named by a hash of the owner, in a folder beside the
+agents' folders, so every agent of one owner finds the same engine and two owners never share one.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel
+
+RUNTIME = ".link-memory"
+_SHORT = 100
+"""Past about this length a unix socket's path doesn't fit its address: it is reached through a handle."""
+
+
+class Hello(BaseModel):
+    """The first line a session sends its engine: which agent it serves, as Link named it."""
+
+    folder: str
+    state: str
+    owner: str
+    agent_id: str | None = None
+    notes: str | None = None
+    notes_max: int
+    model_server: str | None = None
+    embeddings: str | None = None
+
+
+class Welcome(BaseModel):
+    ok: bool
+    error: str | None = None
+
+
+def default_owner() -> str:
+    return f"{getpass.getuser()}@{socket.gethostname()}"
+
+
+def engine_socket(folder: Path, owner: str) -> Path:
+    """The socket of the owner's engine, for the agent folder `folder` (beside its siblings)."""
+    key = hashlib.sha256(owner.encode()).hexdigest()[:16]
+    return folder.absolute().parent / RUNTIME / f"engine-{key}.sock"
+
+
+@contextmanager
+def address(path: Path) -> Iterator[str]:
+    """An address for bind or connect, short enough whatever the path's length."""
+    if len(str(path)) <= _SHORT:
+        yield str(path)
+        return
+    handle = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield f"/proc/self/fd/{handle}/{path.name}"
+    finally:
+        os.close(handle)

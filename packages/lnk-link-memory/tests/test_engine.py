@@ -1,0 +1,126 @@
+"""One engine per owner: sessions over a unix socket, each answered from its own agent's folder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import struct
+import time
+from pathlib import Path
+
+from conftest import wait_for, write
+from lnk_link_memory.sockets import Hello, address
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from link_plugin import memory as contract
+from link_plugin.calls import PluginProgram
+from link_plugin.contract import Kind
+from link_plugin.layout import AgentFolder
+
+
+def _command(folder: AgentFolder, owner: str, notes: bool = True) -> contract.MemoryCommand:
+    env = {contract.ENV_OWNER: owner, contract.ENV_AGENT_ID: folder.root.name, contract.ENV_EMBEDDINGS: "none"}
+    if notes:
+        env[contract.ENV_NOTES] = str(folder.notes)
+    answer = PluginProgram("lnk-link-memory").ask_as(
+        contract.MemoryCommand, Kind.MEMORY, "command", (str(folder.root), str(folder.memory_state("link"))), env=env
+    )
+    assert isinstance(answer, contract.MemoryCommand)
+    return answer
+
+
+def _server(answer: contract.MemoryCommand) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=answer.argv[0], args=answer.argv[1:], env={**answer.env, "PATH": os.environ["PATH"]}
+    )
+
+
+def _socket(answer: contract.MemoryCommand) -> Path:
+    return Path(answer.argv[answer.argv.index("--socket") + 1])
+
+
+def _engine_pid(path: Path) -> int:
+    with socket.socket(socket.AF_UNIX) as client, address(path) as where:
+        client.connect(where)
+        pid, _, _ = struct.unpack("3i", client.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        return int(pid)
+
+
+def _agent(root: Path, name: str, text: str) -> AgentFolder:
+    folder = AgentFolder(root / name)
+    folder.create()
+    write(folder.memory / "fact.md", text)
+    return folder
+
+
+async def _search(client: Client, query: str) -> list[str]:
+    for _ in range(100):
+        result = await client.call_tool("search", {"query": query})
+        paths = [hit["path"] for hit in (result.structured_content or {}).get("results", [])]
+        if paths:
+            return paths
+        await asyncio.sleep(0.1)
+    return []
+
+
+def test_agents_of_one_owner_share_one_engine_each_answered_from_its_own_folder(tmp_path: Path) -> None:
+    ana = _agent(tmp_path, "ana", "# Fact\n\nthe aardvark lives here\n")
+    bo = _agent(tmp_path, "bo", "# Fact\n\nthe bonobo lives here\n")
+    first, second = _command(ana, "me@here"), _command(bo, "me@here")
+    assert _socket(first) == _socket(second)
+
+    async def scenario() -> tuple[list[str], list[str], list[str], int, int, set[str]]:
+        async with (
+            Client(_server(first), read_timeout_seconds=60) as a,
+            Client(_server(second), read_timeout_seconds=60) as b,
+        ):
+            pids = (_engine_pid(_socket(first)), _engine_pid(_socket(second)))
+            tools = {tool.name for tool in (await a.list_tools()).tools}
+            found_a = await _search(a, "aardvark")
+            found_b = await _search(b, "aardvark")
+            found_b_own = await _search(b, "bonobo")
+            return found_a, found_b, found_b_own, *pids, tools
+
+    found_a, found_b, found_b_own, pid_a, pid_b, tools = asyncio.run(asyncio.wait_for(scenario(), 120))
+    assert pid_a == pid_b
+    assert found_a == ["memory/fact.md"] and found_b == [] and found_b_own == ["memory/fact.md"]
+    assert tools == {"search", "read", "list", "links", "remember"}
+    wait_for(lambda: not _socket(first).exists(), timeout=30)
+
+
+def test_two_owners_never_share_an_engine_and_a_stranger_is_refused(tmp_path: Path) -> None:
+    ana = _agent(tmp_path, "ana", "# Fact\n\nthe aardvark\n")
+    mine, theirs = _command(ana, "me@here"), _command(ana, "them@there")
+    assert _socket(mine) != _socket(theirs)
+
+    async def scenario() -> str:
+        async with Client(_server(mine), read_timeout_seconds=60) as client:
+            await client.list_tools()
+            with socket.socket(socket.AF_UNIX) as intruder, address(_socket(mine)) as where:
+                intruder.connect(where)
+                hello = Hello(folder=str(ana.root), state=str(tmp_path / "s"), owner="them@there", notes_max=4096)
+                intruder.sendall(hello.model_dump_json().encode() + b"\n")
+                return intruder.makefile("rb").readline().decode()
+
+    reply = json.loads(asyncio.run(asyncio.wait_for(scenario(), 120)))
+    assert reply["ok"] is False and "me@here" in reply["error"]
+    assert oct(_socket(mine).parent.stat().st_mode & 0o777) == "0o700"
+
+
+def test_no_remember_without_a_notes_file_and_the_engine_ends_after_its_last_session(tmp_path: Path) -> None:
+    ana = _agent(tmp_path, "ana", "# Fact\n\nthe aardvark\n")
+    answer = _command(ana, "me@here", notes=False)
+    assert answer.notes is None and "remember" not in answer.no_ask
+
+    async def scenario() -> set[str]:
+        async with Client(_server(answer), read_timeout_seconds=60) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 120)) == {"search", "read", "list", "links"}
+    left = time.monotonic()
+    wait_for(lambda: not _socket(answer).exists(), timeout=30)
+    assert time.monotonic() - left < 15
+    assert not ana.notes.exists()

@@ -1,0 +1,144 @@
+"""The index: a change counter kept by triggers, vectors reloaded when it moves, background embedding,
+only changed chunks embedded again, and a corrupt file set aside and built again."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+import pytest
+from conftest import MakeMemory, wait_for, write
+from fake_embeddings import FakeEmbeddings
+from lnk_link_memory.memory import INDEX
+
+from link_plugin.layout import AgentFolder
+
+MODEL = "qwen3-embedding"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeEmbeddings]:
+    with FakeEmbeddings() as fake:
+        yield fake
+
+
+def _vectors(agent: AgentFolder) -> dict[str, int]:
+    """Each chunk's text -> the sequence number its vector was stored under."""
+    with sqlite3.connect(agent.memory_state("link") / INDEX) as db:
+        return dict(db.execute("SELECT c.text, v.seq FROM vectors v JOIN chunks c ON c.id = v.chunk").fetchall())
+
+
+def test_the_counter_moves_with_every_change_to_chunks(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    memory = memory_of(agent)
+    memory.scan()
+    before = memory.store.counter()
+    write(agent.memory / "a.md", "# A\n\none\n\n## B\n\ntwo\n")
+    memory.scan()
+    added = memory.store.counter()
+    assert added > before
+    (agent.memory / "a.md").unlink()
+    memory.scan()
+    assert memory.store.counter() > added
+    # A writer that isn't this server moves it too: the triggers live in the file.
+    with sqlite3.connect(agent.memory_state("link") / INDEX) as other:
+        other.execute("INSERT INTO chunks(doc, ord, line, text, hash) VALUES (0, 0, 1, 'x', 'x')")
+    assert memory.store.counter() > added + 1
+
+
+def test_meaning_search_through_the_model_server(
+    agent: AgentFolder, memory_of: MakeMemory, server: FakeEmbeddings
+) -> None:
+    write(agent.memory / "boat.md", "# Boat\n\nThe sailing boat is moored at the marina.\n")
+    write(agent.memory / "cat.md", "# Cat\n\nThe cat sleeps on the sofa all afternoon.\n")
+    memory = memory_of(agent, embeddings=MODEL, server=server.url)
+    memory.settle()
+    hits = memory.search("sailing marina moored boat").results
+    assert hits[0].path == "memory/boat.md" and hits[0].matched == "both"
+    assert {r["model"] for r in server.requests} == {MODEL}
+    assert all(r["path"] == "/v1/embeddings" for r in server.requests)
+    assert memory.search("x").embedded == "4 of 4 chunks embedded"
+    assert memory.status().model == MODEL
+
+
+def test_a_changed_chunks_old_vector_is_never_used(
+    agent: AgentFolder, memory_of: MakeMemory, server: FakeEmbeddings
+) -> None:
+    write(agent.memory / "n.md", "# Note\n\nzebra giraffe savanna\n\n## Other\n\nkept the same\n")
+    memory = memory_of(agent, embeddings=MODEL, server=server.url)
+    memory.settle()
+    assert memory.search("zebra giraffe savanna").results[0].matched == "both"
+    write(agent.memory / "n.md", "# Note\n\npenguin iceberg\n\n## Other\n\nkept the same\n")
+    server.delay = 3.0  # the new chunk waits for its vector; the old one must not stand in for it
+    memory.scan()
+    chunks, docs, matrix = memory.cache.current()
+    texts = dict(memory.store.db().execute("SELECT id, text FROM chunks").fetchall())
+    assert all(texts.get(int(c), "").find("zebra") < 0 for c in chunks)
+    hits = memory.search("zebra giraffe savanna").results
+    assert all("zebra" not in hit.text for hit in hits)
+
+
+def test_only_changed_chunks_are_embedded_again_across_restarts(
+    agent: AgentFolder, memory_of: MakeMemory, server: FakeEmbeddings
+) -> None:
+    write(agent.memory / "n.md", "# Note\n\nfirst part\n\n## Second\n\nsecond part\n")
+    memory = memory_of(agent, embeddings=MODEL, server=server.url)
+    memory.settle()
+    memory.close()
+    before = _vectors(agent)
+    write(agent.memory / "n.md", "# Note\n\nfirst part\n\n## Second\n\nsecond part, edited\n")
+    again = memory_of(agent, embeddings=MODEL, server=server.url)
+    asked = len(server.requests)
+    again.settle()
+    after = _vectors(agent)
+    kept = {text for text in after if after[text] == before.get(text)}
+    assert kept == {"# Note\n\nfirst part", "Note"} or kept == {"# Note\n\nfirst part", "n"}
+    embedded = [t for r in server.requests[asked:] for t in r["input"]]
+    assert embedded == ["Note\n\n## Second\n\nsecond part, edited"]
+
+
+def test_the_first_index_never_holds_up_a_search(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    for i in range(20):
+        write(agent.memory / f"d{i}.md", f"# Doc {i}\n\nthe heron number {i}\n")
+    with FakeEmbeddings(delay=0.5) as slow:
+        memory = memory_of(agent, embeddings=MODEL, server=slow.url)
+        memory.scan()
+        answer = memory.search("heron")
+        assert len(answer.results) == 10 and all(hit.matched in ("words", "both") for hit in answer.results)
+        done, _, total = answer.embedded.partition(" of ")
+        assert int(done) < int(total.split()[0])
+
+
+def test_an_unreachable_model_server_leaves_search_by_words(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "a.md", "# Kite\n\nthe red kite\n")
+    memory = memory_of(agent, embeddings=MODEL, server="http://127.0.0.1:9")
+    memory.scan()
+    answer = memory.search("kite")
+    assert [hit.path for hit in answer.results] == ["memory/a.md"]
+    assert "words only" in (answer.note or "") and "can't be reached" in (answer.note or "")
+    wait_for(lambda: memory.status().error is not None)
+
+
+def test_a_corrupt_index_is_set_aside_and_built_again(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "a.md", "# Owl\n\nthe barn owl\n")
+    state = agent.memory_state("link")
+    state.mkdir(parents=True)
+    (state / INDEX).write_bytes(b"this is not a database at all" * 100)
+    memory = memory_of(agent)
+    memory.scan()
+    assert [hit.path for hit in memory.search("owl").results] == ["memory/a.md"]
+    assert [p.name for p in state.iterdir() if ".corrupt-" in p.name]
+
+
+def test_search_keeps_answering_when_the_index_breaks_under_it(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    for i in range(50):
+        write(agent.memory / f"d{i}.md", f"# Doc {i}\n\nthe badger\n" + " ".join(f"f{i}w{j}" for j in range(300)))
+    memory = memory_of(agent)
+    memory.scan()
+    path = agent.memory_state("link") / INDEX
+    memory.store.db().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    data[4096 : len(data) - 4096] = b"\xff" * (len(data) - 8192)
+    path.write_bytes(bytes(data))
+    memory.search("badger")  # answers (perhaps from a fresh, still filling index) instead of failing
+    memory.scan()
+    wait_for(lambda: len(memory.search("badger").results) == 10)

@@ -1,0 +1,148 @@
+"""One search: words and meaning merged by rank, near ties newest first, copies once."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from conftest import MakeMemory, iso, write
+from lnk_link_memory.memory import AskError
+from lnk_link_memory.search import Ranked, fuse, newest_among_ties
+
+from link_plugin.layout import AgentFolder
+
+
+def test_reciprocal_rank_fusion_adds_one_over_sixty_plus_rank() -> None:
+    words = [Ranked(1, 9.0, 0), Ranked(2, 5.0, 0), Ranked(3, 1.0, 0)]
+    meaning = [Ranked(3, 0.9, 0), Ranked(1, 0.5, 0)]
+    scores = fuse([words, meaning])
+    assert scores[1] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores[2] == pytest.approx(1 / 62)
+    assert scores[3] == pytest.approx(1 / 63 + 1 / 61)
+    assert sorted(scores, key=lambda d: -scores[d]) == [1, 3, 2]
+
+
+def test_near_ties_put_the_newest_first_but_never_above_a_clearly_better_match() -> None:
+    ranked = [Ranked(1, 10.0, 0), Ranked(2, 9.5, 0), Ranked(3, 9.1, 0), Ranked(4, 5.0, 0), Ranked(5, 4.8, 0)]
+    mtime = {1: 100.0, 2: 300.0, 3: 200.0, 4: 10.0, 5: 50.0}
+    order = [r.doc for r in newest_among_ties(ranked, mtime)]
+    assert order == [2, 3, 1, 5, 4]
+
+
+def test_a_newer_note_beats_an_older_one_saying_nearly_the_same(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    now = time.time()
+    write(agent.memory / "old-plan.md", "# Plan\n\nThe garden party is on Saturday at noon.\n", now - 86400 * 30)
+    write(agent.memory / "new-plan.md", "# Plan\n\nThe garden party is now on Saturday at noon.\n", now - 60)
+    write(
+        agent.memory / "clear.md",
+        "# Garden party\n\nGarden party garden party: the garden party menu.\n",
+        now - 86400 * 90,
+    )
+    memory = memory_of(agent)
+    memory.scan()
+    paths = [hit.path for hit in memory.search("garden party saturday").results]
+    assert paths.index("memory/new-plan.md") < paths.index("memory/old-plan.md")
+
+
+def test_words_match_says_why_and_conversations_are_marked(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "dentist.md", "# Dentist\n\nDr Molar, Tuesday 10:00.\n")
+    write(agent.chats / "telegram:42" / "conversation.md", "**You**: book the dentist for me\n")
+    write(agent.chats / "telegram:42" / "events" / "0001.json", '{"text": "dentist event"}')
+    memory = memory_of(agent)
+    memory.scan()
+    answer = memory.search("dentist")
+    kinds = {hit.path: (hit.kind, hit.matched) for hit in answer.results}
+    assert kinds == {
+        "memory/dentist.md": ("document", "words"),
+        "chats/telegram:42/conversation.md": ("conversation", "words"),
+    }
+    assert "searched by words only" in (answer.note or "")
+
+
+def test_the_title_counts_more_than_the_body(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "a.md", "# Budget\n\nNumbers for the year.\n")
+    write(agent.memory / "b.md", "# Numbers\n\nThe budget for the year, and other numbers.\n")
+    memory = memory_of(agent)
+    memory.scan()
+    assert memory.search("budget").results[0].path == "memory/a.md"
+
+
+def test_copies_come_once_under_the_shorter_path(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    body = "# Lease\n\nThe flat's lease ends in March and the deposit is two months of rent.\n"
+    write(agent.memory / "lease.md", body)
+    write(agent.memory / "archive" / "2024" / "lease-copy.md", body)
+    write(agent.memory / "other.md", "# Lease renewal\n\nCall the landlord about the lease in February.\n")
+    memory = memory_of(agent)
+    memory.scan()
+    results = memory.search("lease").results
+    assert [hit.path for hit in results].count("memory/lease.md") == 1
+    lease = next(hit for hit in results if hit.path == "memory/lease.md")
+    assert lease.copies == ["memory/archive/2024/lease-copy.md"]
+    assert all(hit.path != "memory/archive/2024/lease-copy.md" for hit in results)
+
+
+def test_nine_in_ten_of_twenty_words_make_a_copy_and_fewer_do_not(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    words = [f"word{i}" for i in range(40)]
+    write(agent.memory / "a.md", "lighthouse " + " ".join(words))
+    write(agent.memory / "near.md", "lighthouse " + " ".join(words[:-3] + ["x1", "x2", "x3"]))  # 38 of 41 shared
+    write(agent.memory / "far.md", "lighthouse " + " ".join(words[:-8] + [f"y{i}" for i in range(8)]))  # 33 of 41
+    write(agent.memory / "s1.md", "lighthouse keeper notes")
+    write(agent.memory / "s2.md", "lighthouse keeper notebook")  # short: only all the same words count
+    memory = memory_of(agent)
+    memory.scan()
+    results = {hit.path: hit.copies for hit in memory.search("lighthouse").results}
+    assert results["memory/a.md"] == ["memory/near.md"]
+    assert "memory/far.md" in results
+    assert "memory/s1.md" in results and "memory/s2.md" in results
+
+
+def test_cjk_text_is_found(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "travel.md", "# 旅行\n\n東京タワーに行きました。とても高かったです。\n")
+    write(agent.memory / "food.md", "# 食事\n\n北京で北京ダックを食べた。\n")
+    memory = memory_of(agent)
+    memory.scan()
+    assert [hit.path for hit in memory.search("タワー").results] == ["memory/travel.md"]
+    assert [hit.path for hit in memory.search("東京").results] == ["memory/travel.md"]
+    assert [hit.path for hit in memory.search("北京ダック").results] == ["memory/food.md"]
+    assert [hit.path for hit in memory.search("鸭").results] == []
+
+
+def test_since_keeps_only_what_changed_or_is_new(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "before.md", "# Tea\n\nGreen tea notes.\n")
+    memory = memory_of(agent)
+    memory.scan()
+    moment = time.time()
+    time.sleep(0.05)
+    write(agent.memory / "after.md", "# Tea\n\nBlack tea notes.\n", mtime=moment - 86400 * 365)
+    memory.scan()
+    paths = [hit.path for hit in memory.search("tea", since=iso(moment)).results]
+    assert paths == ["memory/after.md"]
+
+
+def test_search_pages_with_next_and_stays_within_its_size(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    for i in range(30):
+        filler = " ".join(f"w{i}x{j}" for j in range(150))
+        write(agent.memory / f"note{i:02}.md", f"# Note {i}\n\nharbour {filler}\n")
+    memory = memory_of(agent)
+    memory.scan()
+    first = memory.search("harbour")
+    assert len(first.model_dump_json()) <= 6000 * 4
+    assert first.next is not None
+    seen = [hit.path for hit in first.results]
+    answer = first
+    while answer.next is not None:
+        answer = memory.search("harbour", next=answer.next)
+        seen.extend(hit.path for hit in answer.results)
+    assert sorted(seen) == sorted(f"memory/note{i:02}.md" for i in range(30))
+    small = memory.search("harbour", size=200)
+    assert len(small.results) >= 1 and len(small.model_dump_json()) <= 200 * 4 + 2000
+
+
+def test_bad_arguments_say_what_to_do(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    memory = memory_of(agent)
+    with pytest.raises(AskError, match="ISO date"):
+        memory.search("x", since="last tuesday")
+    with pytest.raises(AskError, match="next"):
+        memory.search("x", next="abc")
+    with pytest.raises(AskError, match="empty"):
+        memory.search("   ")
