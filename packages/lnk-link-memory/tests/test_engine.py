@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import struct
 import time
 from pathlib import Path
 
+import anyio.to_thread
 from conftest import wait_for, write
 from lnk_link_memory.sockets import Hello, address
 from mcp import Client
@@ -50,7 +52,7 @@ def _engine_pid(path: Path) -> int:
 
 
 def _agent(root: Path, name: str, text: str) -> AgentFolder:
-    folder = AgentFolder(root / name)
+    folder = AgentFolder(root / "Agents" / name)
     folder.create()
     write(folder.memory / "fact.md", text)
     return folder
@@ -108,6 +110,32 @@ def test_two_owners_never_share_an_engine_and_a_stranger_is_refused(tmp_path: Pa
     reply = json.loads(asyncio.run(asyncio.wait_for(scenario(), 120)))
     assert reply["ok"] is False and "me@here" in reply["error"]
     assert oct(_socket(mine).parent.stat().st_mode & 0o777) == "0o700"
+
+
+def test_each_owners_engine_folder_is_made_by_command_beside_the_agents_root(tmp_path: Path) -> None:
+    """A sandbox binds only a folder that exists, shows nothing but agents' folders in their root,
+    and must never hold another owner's socket."""
+    ana = _agent(tmp_path, "ana", "# Fact\n\nthe aardvark\n")
+    mine, theirs = _command(ana, "me@here"), _command(ana, "them@there")
+    folders = [_socket(answer).parent for answer in (mine, theirs)]
+    for answer, folder in zip((mine, theirs), folders, strict=True):
+        assert folder.is_dir() and oct(folder.stat().st_mode & 0o777) == "0o700"
+        assert str(folder) in answer.writes
+        assert not folder.is_relative_to(ana.root.parent), "inside the agents' root, it would be taken for an agent"
+    assert folders[0] != folders[1] and not folders[0].is_relative_to(folders[1])
+
+
+def test_an_engine_told_to_end_ends_at_once_and_removes_its_socket(tmp_path: Path) -> None:
+    """As the sandbox it was started in ends: the next session must not find a socket nobody serves."""
+    answer = _command(_agent(tmp_path, "ana", "# Fact\n\nthe aardvark\n"), "me@here", notes=False)
+
+    async def scenario() -> None:
+        async with Client(_server(answer), read_timeout_seconds=60) as client:
+            await client.list_tools()
+            os.kill(_engine_pid(_socket(answer)), signal.SIGTERM)
+            await anyio.to_thread.run_sync(lambda: wait_for(lambda: not _socket(answer).exists(), timeout=10))
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
 def test_no_remember_without_a_notes_file_and_the_engine_ends_after_its_last_session(tmp_path: Path) -> None:

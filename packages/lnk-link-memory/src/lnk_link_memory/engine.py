@@ -2,7 +2,8 @@
 
 Sessions reach it over a unix socket only the owner's user can open. Each tells it which agent
 folder it serves (named by Link, outside every sandbox, never by the agent); a session naming
-another owner is refused. The engine ends a few seconds after its last session.
+another owner is refused. The engine ends a few seconds after its last session, or at once when
+told (SIGTERM, as a sandbox ending does), its socket removed either way.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import fcntl
 import io
 import logging
 import os
+import signal
 import socket
 import struct
 import sys
@@ -83,6 +85,7 @@ class Engine:
     async def _serve_all(self, listener: socket.socket) -> None:
         async with anyio.create_task_group() as group:
             group.start_soon(self._end_when_idle, group.cancel_scope)
+            group.start_soon(self._end_when_told, group.cancel_scope)
             while True:
                 await anyio.wait_readable(listener)
                 try:
@@ -92,6 +95,14 @@ class Engine:
                 connection.setblocking(True)
                 self._sessions += 1
                 group.start_soon(self._session, connection)
+
+    async def _end_when_told(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                # Gone from the folder at once: a session still reading may hold the exit a moment.
+                self.path.unlink(missing_ok=True)
+                scope.cancel()
+                return
 
     async def _end_when_idle(self, scope: anyio.CancelScope) -> None:
         while True:

@@ -54,6 +54,8 @@ class LinkMemory(MemoryEngine):
             raise LinkError(str(exc), "Fix `embeddings` in the agent's settings (or set it to none).") from exc
         owner = ctx.owner or default_owner()
         socket = engine_socket(folder, owner)
+        # Made here, outside any sandbox: a session's sandbox is given the folder, and only one that exists.
+        socket.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         env = {contract.ENV_OWNER: owner, contract.ENV_NOTES_MAX: str(ctx.notes_max)}
         for name in (contract.ENV_AGENT_ID, contract.ENV_MODEL_SERVER, contract.ENV_EMBEDDINGS, contract.ENV_NOTES):
             if ctx.env.get(name):

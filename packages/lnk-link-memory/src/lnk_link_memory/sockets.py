@@ -1,7 +1,10 @@
 """Where an owner's engine listens, and what a session tells it first.
 
-One engine per owner: its unix socket is named by a hash of the owner, in a folder beside the
-agents' folders, so every agent of one owner finds the same engine and two owners never share one.
+One engine per owner: its unix socket is in a folder of that owner's alone, named by a hash of
+the owner, beside the agents' root (`~/Link/.link-memory/<hash>/` for `~/Link/Agents`), so every
+agent of one owner finds the same engine and two owners never share one. Not inside the agents'
+root, where a sandbox shows nothing but agents' folders; and each session's sandbox is given the
+owner's folder alone, never another owner's socket.
 """
 
 from __future__ import annotations
@@ -44,9 +47,9 @@ def default_owner() -> str:
 
 
 def engine_socket(folder: Path, owner: str) -> Path:
-    """The socket of the owner's engine, for the agent folder `folder` (beside its siblings)."""
+    """The socket of the owner's engine, for the agent folder `folder` (in the agents' root)."""
     key = hashlib.sha256(owner.encode()).hexdigest()[:16]
-    return folder.absolute().parent / RUNTIME / f"engine-{key}.sock"
+    return folder.absolute().parent.parent / RUNTIME / key / "engine.sock"
 
 
 @contextmanager
