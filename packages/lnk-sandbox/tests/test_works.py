@@ -249,6 +249,17 @@ def test_the_commands_exit_code_comes_back(link: Link) -> None:
     assert link.sh("exit 7").code == 7
 
 
+def test_what_the_command_left_running_may_clean_up_before_the_sandbox_ends(link: Link) -> None:
+    """A server the command started (memory's engine, started by its session) is asked to end and
+    removes its socket, rather than being killed with the sandbox and leaving it behind."""
+    state = link.layout.agent("main").memory_state("link")
+    state.mkdir(parents=True)
+    server = f"trap 'echo cleaned up > {state}/ended; exit 0' TERM; sleep 30 & wait"
+    ran = link.sh(f"sh -c \"{server}\" & sleep 0.5; exit 3", mode="tool", harness=None, writes=[str(state)])
+    assert ran.code == 3, ran
+    assert (state / "ended").read_text() == "cleaned up\n"
+
+
 def test_each_connection_is_logged(link: Link, site: Website) -> None:
     link.grants("main", 'hosts = ["allowed.example"]\n')
     link.sh("curl -sS http://allowed.example/; curl -sS http://10.1.2.3/", network=internet(site))

@@ -8,7 +8,9 @@ It runs with the standard library alone (`python -I -S -c <this file>`), as the 
   machine's loopback handed in by fd (the agent's own ports, published for the bridge) and
   passes each on to that port inside;
 - then it starts the command, passes on the signals it gets, reaps whatever is orphaned, and
-  ends with the command's exit code.
+  ends with the command's exit code: once the command ended, what it left running (a server it
+  started, as memory's session starts its engine) is asked to end (SIGTERM) and given a moment to
+  clean up, since the sandbox's end kills whatever is left in it.
 
 Everything is bound before the command starts, so the command never finds a relay missing.
 """
@@ -22,8 +24,11 @@ import signal
 import socket
 import sys
 import threading
+import time
 
 BUFFER = 256 * 1024
+GRACE = 3.0
+"""Seconds what the command left running has to end once it is asked to."""
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 
 
@@ -108,8 +113,27 @@ def main(arguments: list[str]) -> None:
         pid, status = os.waitpid(-1, 0)
         if pid == child:
             code = os.waitstatus_to_exitcode(status)
+            _end_the_rest()
             sys.stdout.flush()
             os._exit(code if code >= 0 else 128 - code)
+
+
+def _end_the_rest() -> None:
+    """Ask every other process of the sandbox to end, and reap them, for up to GRACE seconds."""
+    if os.getpid() != 1:
+        return  # only the sandbox's PID 1 may signal everything it sees: that is the sandbox alone
+    try:
+        os.kill(-1, signal.SIGTERM)
+    except ProcessLookupError:
+        return  # nothing was left
+    deadline = time.monotonic() + GRACE
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return  # every one ended
+        if pid == 0:
+            time.sleep(0.02)
 
 
 if __name__ == "__main__":
