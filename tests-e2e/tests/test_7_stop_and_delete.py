@@ -4,6 +4,7 @@ is left but what the user keeps (their files, put aside) and the machine's own s
 from __future__ import annotations
 
 import json
+import re
 import socket
 from pathlib import Path
 
@@ -12,8 +13,12 @@ from conftest import AGENT
 from lnk_e2e.machine import Machine
 from lnk_e2e.waiting import wait_for
 
-MACHINE_WIDE = {".config/lnk/machine.toml", ".config/lnk/.install.lock"}
-"""Link's settings for the machine, not for any agent: they stay for the next agent."""
+MACHINE_WIDE = re.compile(
+    r"\.config/lnk/(machine\.toml|\.install\.lock)"
+    r"|Link/\.link-memory/[0-9a-f]{16}/engine\.(lock|log)"
+)
+"""Link's settings for the machine and the owner's memory engine's lock and log (one engine serves
+all of an owner's agents), not any agent's: they stay for the next agent."""
 
 
 def free(port: int) -> bool:
@@ -58,5 +63,6 @@ def test_stop_status_and_delete_leave_nothing_running_and_nothing_of_link_behind
     assert (kept / "memory" / "notes.md").read_text() == notes
     assert (kept / "memory" / "boiler-service.pdf").is_file()
     home = Path(machine.home)
-    leftover = files_under(home) - MACHINE_WIDE - {str(p.relative_to(home)) for p in kept.rglob("*")}
+    kept_files = {str(p.relative_to(home)) for p in kept.rglob("*")}
+    leftover = {path for path in files_under(home) - kept_files if not MACHINE_WIDE.fullmatch(path)}
     assert not leftover, f"Link left these behind: {sorted(leftover)}"
