@@ -255,7 +255,7 @@ def test_what_the_command_left_running_may_clean_up_before_the_sandbox_ends(link
     state = link.layout.agent("main").memory_state("link")
     state.mkdir(parents=True)
     server = f"trap 'echo cleaned up > {state}/ended; exit 0' TERM; sleep 30 & wait"
-    ran = link.sh(f"sh -c \"{server}\" & sleep 0.5; exit 3", mode="tool", harness=None, writes=[str(state)])
+    ran = link.sh(f'sh -c "{server}" & sleep 0.5; exit 3', mode="tool", harness=None, writes=[str(state)])
     assert ran.code == 3, ran
     assert (state / "ended").read_text() == "cleaned up\n"
 
