@@ -31,7 +31,6 @@ class Machine:
         self.home = root / "home"
         self.config = self.home / ".config" / "lnk"
         self.agents = self.home / "Link" / "Agents"
-        self.lnk_program = lnk
         bin_folder = root / "bin"
         bin_folder.mkdir(parents=True, exist_ok=True)
         self.home.mkdir(parents=True, exist_ok=True)

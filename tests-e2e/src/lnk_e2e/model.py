@@ -86,7 +86,8 @@ def _text(message: dict[str, Any]) -> str:
 
 
 class Model:
-    """The stand-in provider and what it was asked; `slow` makes the next story take its time."""
+    """The stand-in provider, what it was asked and what it answered; `slow` makes the next answer
+    take its time (twenty seconds, in forty pieces)."""
 
     def __init__(self, key: str) -> None:
         self.provider = StandInProvider(key=key)
