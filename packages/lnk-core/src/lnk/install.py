@@ -121,7 +121,7 @@ def install(index: ReleaseIndex, manifest: Manifest, names: list[str], console: 
     if importlib.util.find_spec("pip") is None:
         raise InstallError(
             f"lnk's environment ({sys.prefix}) has no pip, so lnk can't install plugins into it.",
-            "Reinstall lnk with pipx (`pipx install lnk`), or add pip to that environment.",
+            "Reinstall lnk with pipx as its README says, or add pip to that environment.",
         )
     wanted = with_dependencies(manifest, names)
     with tempfile.TemporaryDirectory(prefix="lnk-install-") as tmp:
