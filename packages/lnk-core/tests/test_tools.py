@@ -15,9 +15,15 @@ from world import TOOL, World, wait_until
 from link_conformance import Reply, ToolCall
 
 
-def _calls(world: World) -> list[str]:
+def _ran(world: World) -> list[tuple[str, int]]:
+    """Each call the tool's server ran, and the server's process ID."""
     path = Path(world.env["TOOL_RECORD"])
-    return path.read_text().splitlines() if path.exists() else []
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [(text, int(pid)) for text, _, pid in (line.rpartition(" ") for line in lines)]
+
+
+def _calls(world: World) -> list[str]:
+    return [text for text, _ in _ran(world)]
 
 
 def _log(world: World, name: str) -> list[dict[str, Any]]:
@@ -118,3 +124,28 @@ def test_tool_names_and_commands_are_checked(world: World) -> None:
     world.lnk("sandbox", "tool", "add", "words", "--", *TOOL)
     world.lnk("sandbox", "tool", "remove", "words")
     assert json.loads(world.lnk("sandbox", "tool", "list", "--json").stdout) == []
+
+
+def test_a_tool_server_that_ended_is_started_again_and_only_a_reading_call_is_made_again(world: World) -> None:
+    world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--no-ask", "erase", "--", *TOOL)
+    world.start("work")
+    url = world.harness_settings("work").tools["words"]
+    end = Path(world.env["TOOL_RECORD"] + ".end")
+
+    async def scenario() -> list[tuple[bool, str]]:
+        said = [await _call(url, "lookup", {"word": "cat"})]
+        end.touch()  # the server ends as the next call reaches it
+        said.append(await _call(url, "lookup", {"word": "dog"}))  # only reads: made again on a new server
+        end.touch()
+        said.append(await _call(url, "erase", {"word": "owl"}))  # changes something: not made again
+        said.append(await _call(url, "erase", {"word": "owl"}))  # the owner's agent asks again: a new server
+        return said
+
+    said = asyncio.run(scenario())
+    assert [error for error, _ in said] == [False, False, True, False]
+    assert "not made again" in said[2][1]
+    ran = _ran(world)
+    assert [text for text, _ in ran] == ["lookup cat", "lookup dog", "erase owl"]
+    assert len({pid for _, pid in ran}) == 3  # each end, a server started again
+    logged = [(entry["call"], entry["ok"]) for entry in _log(world, "work")]
+    assert logged == [("lookup", True), ("lookup", True), ("erase", False), ("erase", True)]

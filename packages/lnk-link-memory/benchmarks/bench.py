@@ -215,6 +215,7 @@ def bench_agents(base: Path, agents: int, documents: int, owner: str) -> int:
     """Peak RSS of the owner's one engine serving `agents` agents, each fully indexed and embedded."""
     folders = [make_folder(base / owner / f"agent-{a}", documents, 2, seed=a) for a in range(agents)]
     program = PluginProgram("lnk-link-memory")
+    sockets: set[Path] = set()
 
     def server(folder: AgentFolder) -> StdioServerParameters:
         env = {contract.ENV_OWNER: owner, contract.ENV_NOTES: str(folder.notes)}
@@ -226,6 +227,7 @@ def bench_agents(base: Path, agents: int, documents: int, owner: str) -> int:
             env=env,
         )
         assert isinstance(answer, contract.MemoryCommand)
+        sockets.add(Path(answer.argv[answer.argv.index("--socket") + 1]))
         return StdioServerParameters(
             command=answer.argv[0], args=answer.argv[1:], env={**answer.env, "PATH": os.environ["PATH"]}
         )
@@ -241,8 +243,8 @@ def bench_agents(base: Path, agents: int, documents: int, owner: str) -> int:
                 await asyncio.sleep(0.5)
             for client in clients:
                 await client.call_tool("search", {"query": "garden budget"})
-            socket_folder = folders[0].root.parent / ".link-memory"
-            return _peak_rss(_engine_pid(next(socket_folder.glob("*.sock"))))
+            (engine,) = sockets  # one owner, one engine
+            return _peak_rss(_engine_pid(engine))
 
     peak = asyncio.run(run())
     print(f"engine peak RSS, {agents} agent(s) of one owner, {documents} documents each: {peak / 2**20:.0f} MiB")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import anyio.to_thread
+import pytest
 from conftest import wait_for, write
 from lnk_link_memory.sockets import Hello, address
 from mcp import Client
@@ -152,3 +154,43 @@ def test_no_remember_without_a_notes_file_and_the_engine_ends_after_its_last_ses
     wait_for(lambda: not _socket(answer).exists(), timeout=30)
     assert time.monotonic() - left < 15
     assert not ana.notes.exists()
+
+
+def _in_sandbox(answer: contract.MemoryCommand, agents: Path, shown: AgentFolder) -> StdioServerParameters:
+    """The session in bubblewrap, its agents' root showing only `shown`, as an agent's memory sandbox
+    made before another agent of the owner existed."""
+    runtime = _socket(answer).parent
+    bwrap = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", str(agents)]
+    bwrap += ["--bind", str(shown.root), str(shown.root), "--bind", str(runtime), str(runtime)]
+    bwrap += ["--unshare-pid", "--die-with-parent", "--", *answer.argv]
+    return StdioServerParameters(command="bwrap", args=bwrap, env={**answer.env, "PATH": os.environ["PATH"]})
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (apt install bubblewrap)")
+def test_an_engine_that_cant_see_a_sessions_folder_gives_way_and_its_notes_reach_the_disk(tmp_path: Path) -> None:
+    ana = _agent(tmp_path, "ana", "# Fact\n\nthe aardvark lives here\n")
+    cy = _agent(tmp_path, "cy", "# Fact\n\nthe capybara lives here\n")
+    first, second = _command(ana, "me@here"), _command(cy, "me@here")
+
+    async def scenario() -> tuple[int, int, list[str], str, bool, list[str]]:
+        async with Client(_in_sandbox(first, tmp_path / "Agents", ana), read_timeout_seconds=60) as a:
+            assert await _search(a, "aardvark") == ["memory/fact.md"]
+            before = _engine_pid(_socket(first))
+            async with Client(_server(second), read_timeout_seconds=60) as c:
+                after = _engine_pid(_socket(second))
+                found = await _search(c, "capybara")
+                kept = await c.call_tool("remember", {"add": "my sister is called Ana"})
+                try:  # the engine ana's session passed to gave way: that session ended
+                    await a.call_tool("search", {"query": "aardvark"})
+                    ended = False
+                except Exception:
+                    ended = True
+                async with Client(_in_sandbox(first, tmp_path / "Agents", ana), read_timeout_seconds=60) as again:
+                    found_again = await _search(again, "aardvark")
+        return before, after, found, str(kept.content[0]), ended, found_again
+
+    before, after, found, kept, ended, found_again = asyncio.run(asyncio.wait_for(scenario(), 180))
+    assert before != after and found == ["memory/fact.md"] and ended
+    assert "my sister is called Ana" in cy.notes.read_text() and "error" not in kept.lower()
+    assert (cy.memory_state("link") / "index.db").is_file()
+    assert found_again == ["memory/fact.md"]  # ana's next session is served by the engine that sees all

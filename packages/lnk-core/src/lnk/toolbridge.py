@@ -1,8 +1,10 @@
 """The tool bridge: each tool that runs outside the harness's sandbox, served to it as MCP over HTTP.
 
-A tool's own server (a command speaking MCP over stdio, or an address) is connected once and kept;
-its tools, resources and descriptions pass through untranslated. Every call is logged, and a call
-not in the server's "don't ask first" list waits for the owner's yes (approvals.py) before it runs.
+A tool's own server (a command speaking MCP over stdio, or an address) is connected once and kept,
+and again after it ended (a call cut off by its end is made again only when the server says the
+call only reads); its tools, resources and descriptions pass through untranslated. Every call is
+logged, and a call not in the server's "don't ask first" list waits for the owner's yes
+(approvals.py) before it runs.
 """
 
 from __future__ import annotations
@@ -10,23 +12,25 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CONNECTION_CLOSED
 from starlette.types import Receive, Scope, Send
 
 from lnk.approvals import Approvals
 from lnk.tooldefs import ToolDef
 
 Target = StdioServerParameters | str
+T = TypeVar("T")
 STATUS_RESOURCE = "memory://status"
 
 
@@ -41,6 +45,7 @@ class Backend:
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
         self._error: BaseException | None = None
+        self._reads: set[str] = set()
 
     async def client(self) -> Client:
         async with self._lock:
@@ -52,9 +57,35 @@ class Backend:
                 raise RuntimeError(f"the tool's server did not start: {self._error}")
             return self._client
 
+    async def use(self, ask: Callable[[Client], Awaitable[T]]) -> T:
+        """Ask the server; when it turns out to have ended, the next ask starts it again."""
+        client = await self.client()
+        try:
+            return await ask(client)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                async with self._lock:
+                    if self._client is client:
+                        await self.close()
+            raise
+
+    def only_reads(self, call: str) -> bool:
+        """Whether the server says the call only reads (or may be made twice): one cut off may be made again."""
+        return call in self._reads
+
+    async def fresh(self) -> None:
+        """Start the server again if it ended while idle, so a call that changes something isn't given
+        to one that's gone. A listing asks it: what a server must answer in every protocol version."""
+        try:
+            await self.use(lambda client: client.list_tools())
+        except MCPError as exc:
+            if exc.error.code != CONNECTION_CLOSED:
+                raise
+
     async def _hold(self) -> None:
         try:
             async with Client(self._target, cache=None) as client:
+                self._reads = await _reading_calls(client)
                 self._client = client
                 self._ready.set()
                 await self._closing.wait()
@@ -71,6 +102,37 @@ class Backend:
                 await asyncio.wait_for(self._task, 5)
             except TimeoutError:
                 self._task.cancel()
+
+
+async def _status(client: Client) -> Any:
+    if client.server_capabilities.resources is None:
+        return None
+    listed = await client.list_resources()
+    if not any(str(r.uri) == STATUS_RESOURCE for r in listed.resources):
+        return None
+    contents = (await client.read_resource(STATUS_RESOURCE)).contents
+    text = next((c.text for c in contents if isinstance(c, types.TextResourceContents)), None)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+async def _reading_calls(client: Client) -> set[str]:
+    """The calls the server's listing marks as only reading, or as safe to make twice."""
+    reads: set[str] = set()
+    cursor: str | None = None
+    while True:
+        listed = await client.list_tools(cursor=cursor)
+        for tool in listed.tools:
+            hints = tool.annotations
+            if hints is not None and (hints.read_only_hint or hints.idempotent_hint):
+                reads.add(tool.name)
+        cursor = listed.next_cursor
+        if not cursor:
+            return reads
 
 
 class CallLog:
@@ -110,8 +172,7 @@ class ToolBridge:
         async def list_tools(
             ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
         ) -> types.ListToolsResult:
-            client = await backend.client()
-            return await client.list_tools(cursor=params.cursor if params else None)
+            return await backend.use(lambda client: client.list_tools(cursor=params.cursor if params else None))
 
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -121,16 +182,17 @@ class ToolBridge:
         async def list_resources(
             ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
         ) -> types.ListResourcesResult:
-            client = await backend.client()
-            if client.server_capabilities.resources is None:
-                return types.ListResourcesResult(resources=[])
-            return await client.list_resources(cursor=params.cursor if params else None)
+            async def listed(client: Client) -> types.ListResourcesResult:
+                if client.server_capabilities.resources is None:
+                    return types.ListResourcesResult(resources=[])
+                return await client.list_resources(cursor=params.cursor if params else None)
+
+            return await backend.use(listed)
 
         async def read_resource(
             ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
         ) -> types.ReadResourceResult:
-            client = await backend.client()
-            return await client.read_resource(params.uri)
+            return await backend.use(lambda client: client.read_resource(params.uri))
 
         return Server(
             tool.name,
@@ -151,8 +213,22 @@ class ToolBridge:
                 self.log.write(tool=tool.name, call=call, arguments=arguments, decision=decision, ok=False)
                 said = "refused it" if answer is False else f"didn't answer in {self.approvals.timeout:.0f} s"
                 return _refused(f"The call {call} of {tool.name} was not made: the owner {said}.")
+        backend = self.backends[tool.name]
         try:
-            result = await (await self.backends[tool.name].client()).call_tool(call, arguments)
+            await backend.client()
+            reads = backend.only_reads(call)
+            if not reads:
+                await backend.fresh()
+            try:
+                result = await backend.use(lambda client: client.call_tool(call, arguments))
+            except MCPError as exc:
+                if exc.error.code != CONNECTION_CLOSED:
+                    raise
+                if not reads:
+                    raise RuntimeError(
+                        "its server ended during the call, which was not made again: it may change something"
+                    ) from exc
+                result = await backend.use(lambda client: client.call_tool(call, arguments))
         except Exception as exc:
             self.log.write(tool=tool.name, call=call, arguments=arguments, decision=decision, ok=False, error=str(exc))
             return _refused(f"{tool.name} failed: {exc}")
@@ -162,20 +238,7 @@ class ToolBridge:
 
     async def status(self, name: str) -> Any:
         """What a tool says of itself at memory://status (how far memory has indexed), if it says."""
-        client = await self.backends[name].client()
-        if client.server_capabilities.resources is None:
-            return None
-        listed = await client.list_resources()
-        if not any(str(r.uri) == STATUS_RESOURCE for r in listed.resources):
-            return None
-        contents = (await client.read_resource(STATUS_RESOURCE)).contents
-        text = next((c.text for c in contents if isinstance(c, types.TextResourceContents)), None)
-        if text is None:
-            return None
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text
+        return await self.backends[name].use(_status)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolBridge]:

@@ -3,11 +3,13 @@
 Sessions reach it over a unix socket only the owner's user can open. Each tells it which agent
 folder it serves (named by Link, outside every sandbox, never by the agent); a session naming
 another owner is refused. The engine ends a few seconds after its last session, or at once when
-told (SIGTERM, as a sandbox ending does), its socket removed either way.
+told (SIGTERM, as a sandbox ending does) or when it can't see a session's folder (see GiveWay),
+its socket removed every way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import io
 import logging
@@ -40,6 +42,11 @@ class Refusal(Exception):
     """Why a session is turned away, in words for the person reading its error."""
 
 
+class GiveWay(Refusal):
+    """The session's folder isn't shown to this engine: its sandbox was made before that agent's
+    folder was. The engine ends, so the session starts one whose sandbox shows every folder now."""
+
+
 class Engine:
     def __init__(self, path: Path, owner: str, linger: float = ENGINE_LINGER_SECONDS) -> None:
         self.path = path
@@ -49,6 +56,8 @@ class Engine:
         self._lock = threading.Lock()
         self._sessions = 0
         self._idle_since = time.monotonic()
+        self._scope: anyio.CancelScope | None = None
+        self._connections: set[socket.socket] = set()
 
     def run(self) -> int:
         lock = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -84,8 +93,9 @@ class Engine:
 
     async def _serve_all(self, listener: socket.socket) -> None:
         async with anyio.create_task_group() as group:
+            self._scope = group.cancel_scope
             group.start_soon(self._end_when_idle, group.cancel_scope)
-            group.start_soon(self._end_when_told, group.cancel_scope)
+            group.start_soon(self._end_when_told)
             while True:
                 await anyio.wait_readable(listener)
                 try:
@@ -96,13 +106,21 @@ class Engine:
                 self._sessions += 1
                 group.start_soon(self._session, connection)
 
-    async def _end_when_told(self, scope: anyio.CancelScope) -> None:
+    async def _end_when_told(self) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM) as signals:
             async for _ in signals:
-                # Gone from the folder at once: a session still reading may hold the exit a moment.
-                self.path.unlink(missing_ok=True)
-                scope.cancel()
+                self._end()
                 return
+
+    def _end(self) -> None:
+        """End now: gone from the folder at once, and every session's socket shut, so no thread
+        reading one holds the exit (and the owner's lock) until its session speaks again."""
+        self.path.unlink(missing_ok=True)
+        for connection in list(self._connections):
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        assert self._scope is not None
+        self._scope.cancel()
 
     async def _end_when_idle(self, scope: anyio.CancelScope) -> None:
         while True:
@@ -113,14 +131,23 @@ class Engine:
 
     async def _session(self, connection: socket.socket) -> None:
         key: tuple[str, str] | None = None
+        self._connections.add(connection)
         try:
             reader = connection.makefile("rb")
             writer = connection.makefile("wb", buffering=0)
             line = await anyio.to_thread.run_sync(reader.readline, 65536)
+            if not line:
+                return  # closed unsaid: one asking only who listens (SO_PEERCRED)
             try:
                 self._same_user(connection)
                 hello = Hello.model_validate_json(line)
                 key, memory = await anyio.to_thread.run_sync(self._acquire, hello)
+            except GiveWay as exc:
+                log.warning("giving way: %s", exc)
+                self.path.unlink(missing_ok=True)  # before the answer: the session's new engine listens here
+                writer.write(Welcome(ok=False, error=str(exc), again=True).model_dump_json().encode() + b"\n")
+                self._end()
+                return
             except (Refusal, ModelError) as exc:
                 writer.write(Welcome(ok=False, error=str(exc)).model_dump_json().encode() + b"\n")
                 return
@@ -134,6 +161,7 @@ class Engine:
         except Exception:
             log.exception("a session failed")
         finally:
+            self._connections.discard(connection)
             connection.close()
             if key is not None:
                 await anyio.to_thread.run_sync(self._release, key)
@@ -163,6 +191,9 @@ class Engine:
         if hello.owner != self.owner:
             raise Refusal(f"this memory engine serves {self.owner}'s agents, not {hello.owner}'s")
         folder, state = Path(hello.folder).absolute(), Path(hello.state).absolute()
+        if not folder.is_dir():
+            # Never index or write in its place: in a sandbox, that would be a folder of its own.
+            raise GiveWay(f"this engine can't see the agent folder {folder}")
         key = (str(folder), str(state))
         if key in self._memories:
             memory, count = self._memories[key]

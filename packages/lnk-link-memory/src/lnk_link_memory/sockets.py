@@ -40,6 +40,8 @@ class Hello(BaseModel):
 class Welcome(BaseModel):
     ok: bool
     error: str | None = None
+    again: bool = False
+    """The engine gave way (it can't see the session's folder) and is ending: start one again."""
 
 
 def default_owner() -> str:
