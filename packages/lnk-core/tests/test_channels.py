@@ -100,11 +100,11 @@ def test_a_tool_call_is_asked_in_the_owners_chat(world: World) -> None:
     (chat / "inbox" / "1.txt").write_text("erase old, please")
     question = wait_until(lambda: list((chat / "outbox").glob("question-*.txt")), what="the question in the chat")
     assert question[0].read_text().startswith("words wants to run erase with")
-    assert not (world.root / "tool-calls").exists()  # nothing ran before the owner answered
+    assert world.tool_calls() == []  # nothing ran before the owner answered
     (chat / "inbox" / "2.txt").write_text("yes")
     answer = wait_until(lambda: (chat / "outbox" / "1.txt").exists() and (chat / "outbox" / "1.txt").read_text())
     assert answer == "The tool said: erased old"
-    assert (world.root / "tool-calls").read_text() == "erase old\n"
+    assert world.tool_calls() == ["erase old"]
     said = [r.json["messages"][-1].get("content") for r in world.provider.requests]
     assert "yes" not in said  # the owner's answer went to lnk, never to the harness as a message
 

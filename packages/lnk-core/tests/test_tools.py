@@ -15,17 +15,6 @@ from world import TOOL, World, wait_until
 from link_conformance import Reply, ToolCall
 
 
-def _ran(world: World) -> list[tuple[str, int]]:
-    """Each call the tool's server ran, and the server's process ID."""
-    path = Path(world.env["TOOL_RECORD"])
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [(text, int(pid)) for text, _, pid in (line.rpartition(" ") for line in lines)]
-
-
-def _calls(world: World) -> list[str]:
-    return [text for text, _ in _ran(world)]
-
-
 def _log(world: World, name: str) -> list[dict[str, Any]]:
     path = world.agent(name).logs / "tools.log"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
@@ -76,11 +65,11 @@ def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: W
         assert waiting[0]["tool"] == "words" and waiting[0]["call"] == "erase"
         assert waiting[0]["arguments"] == {"word": "cat"}
         assert not asking.done()
-        assert "erase cat" not in _calls(world)  # nothing ran before the owner answered
+        assert "erase cat" not in world.tool_calls()  # nothing ran before the owner answered
         await asyncio.to_thread(world.lnk, "agent", "approve", waiting[0]["id"], "work", "--deny")
         error, text = await asking
         assert error and "refused" in text
-        assert "erase cat" not in _calls(world)
+        assert "erase cat" not in world.tool_calls()
 
         asking = asyncio.create_task(_call(url, "erase", {"word": "dog"}))
         waiting = await asyncio.to_thread(wait_until, lambda: _waiting(world, "work"), 20, "a question")
@@ -90,7 +79,7 @@ def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: W
         assert await asking == (False, "erased dog")
 
     asyncio.run(scenario())
-    assert _calls(world) == ["lookup cat", "erase dog"]
+    assert world.tool_calls() == ["lookup cat", "erase dog"]
     decisions = [(e["call"], e["decision"], e["ok"]) for e in _log(world, "work")]
     assert decisions == [("lookup", "no-ask", True), ("erase", "denied", False), ("erase", "allowed", True)]
     assert "erase" in world.lnk("agent", "logs", "work", "--tools").stdout
@@ -106,7 +95,7 @@ def test_lnk_agent_chat_asks_the_owner_in_the_terminal(world: World) -> None:
         )
         chat = world.lnk("agent", "chat", "work", "-m", "erase old", input=f"{answer}\n")
         assert "words wants to run erase" in chat.stderr
-        assert ("erase old" in _calls(world)) is ran
+        assert ("erase old" in world.tool_calls()) is ran
         assert ("The tool said: erased old" in chat.stdout) is ran
         if not ran:
             assert "refused" in chat.stdout
@@ -144,7 +133,7 @@ def test_a_tool_server_that_ended_is_started_again_and_only_a_reading_call_is_ma
     said = asyncio.run(scenario())
     assert [error for error, _ in said] == [False, False, True, False]
     assert "not made again" in said[2][1]
-    ran = _ran(world)
+    ran = world.tool_runs()
     assert [text for text, _ in ran] == ["lookup cat", "lookup dog", "erase owl"]
     assert len({pid for _, pid in ran}) == 3  # each end, a server started again
     logged = [(entry["call"], entry["ok"]) for entry in _log(world, "work")]

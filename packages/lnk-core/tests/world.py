@@ -123,6 +123,15 @@ class World:
         assert pid is not None
         return pid
 
+    def tool_runs(self) -> list[tuple[str, int]]:
+        """Each call the fixture tool's server ran (tool_server.py), and that server's process ID."""
+        path = Path(self.env["TOOL_RECORD"])
+        lines = path.read_text().splitlines() if path.exists() else []
+        return [(text, int(pid)) for text, _, pid in (line.rpartition(" ") for line in lines)]
+
+    def tool_calls(self) -> list[str]:
+        return [text for text, _ in self.tool_runs()]
+
     def harness_settings(self, name: str) -> HarnessSettings:
         return HarnessSettings.model_validate_json(Path(self.spec(name).settings_file).read_text())
 
