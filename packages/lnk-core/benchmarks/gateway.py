@@ -6,7 +6,8 @@
   straight to the provider; p50 of each, and the ratio.
 - tool: an MCP tool call through the tool bridge (MCP over HTTP, passed on to the tool's stdio
   server) vs straight to the stdio server, and vs an MCP server of the SDK's own serving a tool
-  over HTTP (what any tool over HTTP costs); p50 of each, and the ratios.
+  over HTTP (what any tool over HTTP costs); p50 of each, and the ratios; and a call the server
+  doesn't mark as only reading, before which the bridge makes sure its server still runs.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ async def tool_calls(client: Client, calls: int, name: str = "lookup") -> list[f
     took = []
     for _ in range(calls):
         started = time.perf_counter()
-        await client.call_tool(name, {"word": "cat"} if name == "lookup" else {"text": "cat"})
+        await client.call_tool(name, {"word": "cat"} if name in ("lookup", "erase") else {"text": "cat"})
         took.append(time.perf_counter() - started)
     return took
 
@@ -67,7 +68,7 @@ async def main(calls: int) -> None:
         keys = KeyStore(folder / "keys.json")
         keys.set("openai", KEY)
         target = StdioServerParameters(command=sys.executable, args=[str(TOOL)], env=dict(os.environ))
-        tool = ToolDef(name="words", argv=[sys.executable, str(TOOL)], no_ask=["lookup"])
+        tool = ToolDef(name="words", argv=[sys.executable, str(TOOL)], no_ask=["lookup", "erase"])
         bridge = ToolBridge([tool], Approvals(), CallLog(folder / "tools.log"), lambda _: target)
         relay = ModelRelay(PROVIDERS["openai"], keys)
         sock = loopback_socket(0)
@@ -91,6 +92,7 @@ async def main(calls: int) -> None:
             async with Client(f"{gateway}/_link/tools/words/mcp") as client:
                 await tool_calls(client, 10)
                 through = await tool_calls(client, calls)
+                changing = await tool_calls(client, calls, "erase")
             with StandInTools(("plain",)) as plain:
                 async with Client(plain.addresses["plain"]) as client:
                     await tool_calls(client, 10, "plain_ping")
@@ -98,6 +100,7 @@ async def main(calls: int) -> None:
             print(f"tool call p50: direct (stdio) {p50(direct):.2f} ms, an SDK server over HTTP {p50(http):.2f} ms,")
             print(f"  through the bridge (HTTP, then stdio) {p50(through):.2f} ms")
             print(f"  ratio to stdio {p50(through) / p50(direct):.2f}x, to HTTP {p50(through) / p50(http):.2f}x")
+            print(f"  a call that may change something (the server's liveness asked first): {p50(changing):.2f} ms")
             listener.stop()
             await served
         await relay.close()
