@@ -125,7 +125,12 @@ async def _reading_calls(client: Client) -> set[str]:
     reads: set[str] = set()
     cursor: str | None = None
     while True:
-        listed = await client.list_tools(cursor=cursor)
+        try:
+            listed = await client.list_tools(cursor=cursor)
+        except MCPError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                raise
+            return reads  # a server that lists no tools has no call to make again
         for tool in listed.tools:
             hints = tool.annotations
             if hints is not None and (hints.read_only_hint or hints.idempotent_hint):
