@@ -94,7 +94,7 @@ class Engine:
     async def _serve_all(self, listener: socket.socket) -> None:
         async with anyio.create_task_group() as group:
             self._scope = group.cancel_scope
-            group.start_soon(self._end_when_idle, group.cancel_scope)
+            group.start_soon(self._end_when_idle)
             group.start_soon(self._end_when_told)
             while True:
                 await anyio.wait_readable(listener)
@@ -122,11 +122,11 @@ class Engine:
         assert self._scope is not None
         self._scope.cancel()
 
-    async def _end_when_idle(self, scope: anyio.CancelScope) -> None:
+    async def _end_when_idle(self) -> None:
         while True:
             await anyio.sleep(0.25)
             if self._sessions == 0 and time.monotonic() - self._idle_since >= self.linger:
-                scope.cancel()
+                self._end()
                 return
 
     async def _session(self, connection: socket.socket) -> None:
