@@ -17,6 +17,10 @@ ProviderName = Literal["anthropic", "openai", "openrouter"]
 
 UPSTREAM_ENV = "LNK_UPSTREAM_{name}"
 """LNK_UPSTREAM_OPENAI=http://127.0.0.1:9999 sends the proxy's OpenAI traffic there (tests, stand-ins)."""
+UPSTREAM_CA_ENV = "LNK_UPSTREAM_CA"
+"""LNK_UPSTREAM_CA=/path/ca.pem: the only certificate authorities the proxy trusts for providers'
+TLS, in place of the usual ones (tests: a throwaway CA for a stand-in at a provider's real name).
+Read by the proxy outside every sandbox, as it starts."""
 
 
 class Provider(BaseModel):
