@@ -2,7 +2,9 @@
 
 A test scripts what it answers (text, tool calls, how it streams, when it holds back) and reads
 back every request it got. With `key` set it refuses a request that doesn't carry that key, so a
-test can prove who added the key (the proxy) and who never held it (the harness).
+test can prove who added the key (the proxy) and who never held it (the harness). It answers at
+each provider's own paths (OpenRouter's under /api/v1), so with `certificate` (HTTPS, a
+certificate for the providers' real names from a test's own CA) it stands in for the real thing.
 
     with StandInProvider() as provider:
         provider.script(Reply(text="hello"), Reply(tool_calls=[ToolCall("search", {"query": "x"})]))
@@ -15,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -86,7 +90,9 @@ def _pieces(text: str, chunks: int) -> list[str]:
 
 
 class StandInProvider:
-    def __init__(self, key: str | None = None) -> None:
+    def __init__(
+        self, key: str | None = None, *, certificate: Path | None = None, sock: socket.socket | None = None
+    ) -> None:
         self.key = key
         self.requests: list[Recorded] = []
         self._script: list[Script] = []
@@ -97,8 +103,11 @@ class StandInProvider:
                     Route("/v1/chat/completions", self._openai, methods=["POST"]),
                     Route("/v1/messages", self._anthropic, methods=["POST"]),
                     Route("/v1/models", self._models, methods=["GET"]),
+                    Route("/api/v1/chat/completions", self._openai, methods=["POST"]),
                 ]
-            )
+            ),
+            certificate=certificate,
+            sock=sock,
         )
 
     @property

@@ -15,11 +15,25 @@ import uvicorn
 class Served:
     """An ASGI app listening on 127.0.0.1 until stopped: at a free port, or at `port` (to come back
     where it was after a stop, as a restarted service does); or on the unix socket at `path`,
-    which goes when it stops."""
+    which goes when it stops; or on a listening socket a test made (`sock`, say in a network
+    namespace of its own). With `certificate` (a PEM file holding the key and the certificate
+    chain, e.g. made by trustme) it speaks HTTPS."""
 
-    def __init__(self, app: Any, port: int = 0, *, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        app: Any,
+        port: int = 0,
+        *,
+        path: Path | None = None,
+        sock: socket.socket | None = None,
+        certificate: Path | None = None,
+    ) -> None:
         self.path = path
-        if path is not None:
+        self.scheme = "https" if certificate is not None else "http"
+        if sock is not None:
+            self._sock = sock
+            self.port = sock.getsockname()[1]
+        elif path is not None:
             self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self._sock.bind(str(path))
             self.port = 0
@@ -30,13 +44,20 @@ class Served:
             self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._sock.bind(("127.0.0.1", port))
             self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=1,
+            ssl_certfile=str(certificate) if certificate is not None else None,
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]}, daemon=True)
 
     @property
     def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        host = self._sock.getsockname()[0] if self._sock.family == socket.AF_INET else "127.0.0.1"
+        return f"{self.scheme}://{host}:{self.port}"
 
     def start(self) -> Served:
         self._thread.start()
