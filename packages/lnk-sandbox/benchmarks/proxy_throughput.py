@@ -52,7 +52,7 @@ def sink() -> int:
 def push(proxy: tuple[str, int], port: int, megabytes: int) -> float:
     """MB/s through a CONNECT tunnel to 127.0.0.1:port."""
     with socket.create_connection(proxy) as connection:
-        connection.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+        connection.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         assert connection.recv(4096).startswith(b"HTTP/1.1 200")
         data = b"x" * CHUNK
         started = time.perf_counter()
@@ -67,7 +67,7 @@ INSIDE = """
 import socket, sys, time
 port, megabytes = int(sys.argv[1]), int(sys.argv[2])
 c = socket.create_connection(("127.0.0.1", 3128))
-c.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n".encode())
+c.sendall(f"CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n".encode())
 assert c.recv(4096).startswith(b"HTTP/1.1 200")
 data = b"x" * (1 << 20)
 started = time.perf_counter()

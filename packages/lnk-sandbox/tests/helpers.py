@@ -16,13 +16,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomli_w
-from lnk_sandbox.addresses import IP
+from lnk_sandbox.hosts import IP
 from lnk_sandbox.proxy import Network, Streams
 from lnk_sandbox.runner import Sandbox
 
@@ -130,10 +130,35 @@ class Link:
         return path.read_text() if path.exists() else ""
 
 
+def exchange(proxy: str, data: bytes) -> bytes:
+    """Send `data` to the proxy at host:port, and read all it answers until it closes."""
+    host, _, port = proxy.partition(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall(data)
+        received = b""
+        while chunk := connection.recv(65536):
+            received += chunk
+    return received
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def accepting(sock: socket.socket, handle: Callable[[socket.socket], None]) -> None:
+    """Hand each connection `sock` accepts to `handle`, in a thread, until the socket is closed."""
+
+    def serve() -> None:
+        while True:
+            try:
+                client, _ = sock.accept()
+            except OSError:
+                return
+            handle(client)
+
+    threading.Thread(target=serve, daemon=True).start()
 
 
 class Listener:
@@ -147,19 +172,13 @@ class Listener:
         self.sock.listen(64)
         self.port = int(self.sock.getsockname()[1])
         self.reached = 0
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        accepting(self.sock, self._answer)
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                client, _ = self.sock.accept()
-            except OSError:
-                return
-            self.reached += 1
-            with contextlib.suppress(OSError):
-                client.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nSECRET")
-            client.close()
+    def _answer(self, client: socket.socket) -> None:
+        self.reached += 1
+        with contextlib.suppress(OSError):
+            client.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 6\r\n\r\nSECRET")
+        client.close()
 
     def close(self) -> None:
         self.sock.close()
@@ -208,8 +227,11 @@ class Internet(Network):
         self.names = names
         self.routes = routes
         """(public address, port) -> the loopback port serving it."""
+        self.looked_up: list[str] = []
+        """Every name the proxy resolved, as it asked."""
 
     async def resolve(self, host: str, port: int) -> list[IP]:
+        self.looked_up.append(host)
         if host in self.names:
             return [ipaddress.ip_address(self.names[host])]
         return await super().resolve(host, port)

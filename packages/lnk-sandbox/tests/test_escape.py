@@ -242,6 +242,8 @@ def test_the_system_bus_and_docker_are_refused(agent: Link) -> None:
         "127.1",
         "[64:ff9b::7f00:1]",
         "[2002:7f00:1::]",
+        "[::7f00:1]",
+        "[::ffff:0:7f00:1]",
     ],
 )
 def test_this_machine_through_the_proxy_is_refused(agent: Link, listener: Listener, host: str) -> None:
@@ -282,6 +284,7 @@ def test_a_name_resolving_to_the_loopback_is_refused(agent: Link, listener: List
         "[fd00::1]",
         "[fe80::1]",
         "224.0.0.1",
+        "[64:ff9b:1::a00:1]",
     ],
 )
 def test_private_link_local_and_multicast_networks_are_refused(agent: Link, host: str) -> None:
@@ -308,6 +311,27 @@ def test_a_host_off_the_list_is_refused(agent: Link) -> None:
         assert_proxy_refused(proxied(agent, "http://elsewhere.example/", network=internet))
     finally:
         site.close()
+
+
+@pytest.mark.parametrize("form", ["CONNECT {host}:443", "GET http://{host}/"])
+def test_a_host_cut_short_by_a_nul_is_refused_before_it_is_judged(agent: Link, form: str) -> None:
+    """`*.allowed.example` lists it, a resolver would stop at the NUL: no host at all, so 400."""
+    agent.grants("main", 'hosts = ["*.allowed.example"]\n')
+    site = Website()
+    internet = Internet({"allowed.example": "93.184.215.14"}, {("93.184.215.14", 80): site.port})
+    line = form.format(host="93.184.215.14\0.allowed.example")
+    poke = (
+        "import os, socket\n"
+        "s = socket.create_connection(('127.0.0.1', 3128))\n"
+        f"s.sendall({line.encode()!r} + b' HTTP/1.1\\r\\nHost: allowed.example\\r\\n\\r\\n')\n"
+        "print(s.recv(200).split(b' ')[1].decode())\n"
+    )
+    try:
+        ran = agent.run(python(poke), network=internet)
+    finally:
+        site.close()
+    assert ran.out.split() == ["400"], ran
+    assert internet.looked_up == [] and site.authorizations == [] and agent.log() == ""
 
 
 def test_the_network_denied_reaches_no_host(agent: Link) -> None:
@@ -380,8 +404,9 @@ def test_reconfiguring_the_proxy_through_its_socket_is_refused(agent: Link, list
     agent.grants("main", "")
     poke = (
         "import socket\n"
-        "for request in (b'POST /_link/config HTTP/1.1\\r\\nContent-Length: 14\\r\\n\\r\\n{\"localhost\":1}',"
-        " b'GET /_link/rules HTTP/1.1\\r\\n\\r\\n', b'PUT / HTTP/1.1\\r\\n\\r\\n'):\n"
+        "for request in (b'POST /_link/config HTTP/1.1\\r\\nHost: p\\r\\nContent-Length: 14\\r\\n\\r\\n'"
+        " b'{\"localhost\":1}', b'GET /_link/rules HTTP/1.1\\r\\nHost: p\\r\\n\\r\\n',"
+        " b'PUT / HTTP/1.1\\r\\nHost: p\\r\\n\\r\\n'):\n"
         "    s = socket.socket(socket.AF_UNIX); s.connect('/run/lnk/out/proxy.sock'); s.sendall(request)\n"
         "    print(s.recv(200).split(b' ')[1].decode())\n"
     )

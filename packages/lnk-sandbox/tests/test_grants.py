@@ -78,7 +78,7 @@ def test_an_unknown_agent_is_refused(link: Link) -> None:
         ('allow = ["lan"]\n\n[commands]\nallow = ["rm"]\n', 3, "[commands] is not a grant"),
         ('[files]\nread = ["instructions"]\nwrite = ["work"]\n', 3, "[files] write is not a grant"),
         ('deny = ["network"]\nallow = ["lna"]\n', 2, "'lna' is not a permission"),
-        ('hosts = ["exa mple.com"]\n', 1, "is not a host name"),
+        ('hosts = ["exa mple.com"]\n', 1, "is not a host"),
         ('[files]\nread = ["secrets"]\n', 2, "'secrets' is not a folder of Home"),
         ('allow = ["unsandboxed"]\n', 1, "no sandbox is not the agent's grant"),
     ],

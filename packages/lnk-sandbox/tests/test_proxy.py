@@ -4,13 +4,12 @@ bad requests answered, the tool bridge missing said so. Served on the loopback, 
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from helpers import Internet, Website
+from helpers import Internet, Website, exchange
 from lnk_sandbox.http import MAX_HEAD
 from lnk_sandbox.proxy import ConnectionLog, Proxy, ProxySettings, Served
 from lnk_sandbox.rules import Rules
@@ -53,16 +52,6 @@ def proxy(tmp_path: Path, site: Website, provider: StandInProvider) -> Iterator[
         yield f"127.0.0.1:{served.ports[0]}"
 
 
-def exchange(proxy: str, data: bytes) -> bytes:
-    host, _, port = proxy.partition(":")
-    with socket.create_connection((host, int(port)), timeout=10) as connection:
-        connection.sendall(data)
-        received = b""
-        while chunk := connection.recv(65536):
-            received += chunk
-    return received
-
-
 def test_a_request_is_answered_once_and_the_connection_closed(proxy: str) -> None:
     two = b"GET http://site.example/a HTTP/1.1\r\nHost: site.example\r\n\r\nGET http://site.example/b HTTP/1.1\r\n\r\n"
     received = exchange(proxy, two)
@@ -76,6 +65,13 @@ def test_a_request_is_answered_once_and_the_connection_closed(proxy: str) -> Non
         b"NONSENSE\r\n\r\n",
         b"GET http://site.example/ HTTP/1.1\r\n folded: header\r\n\r\n",
         b"CONNECT nowhere HTTP/1.1\r\n\r\n",
+        b"GET http://site.example/ HTTP/1.1\r\n\r\n",
+        b"GET http://site.example/\0 HTTP/1.1\r\nHost: site.example\r\n\r\n",
+        b"GET http://site.example/ HTTP/1.1\r\nHost: site.example\r\nX: a\0b\r\n\r\n",
+        b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+        b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nContent-Length: 3\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n",
+        b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
     ],
 )
 def test_a_request_it_cant_read_is_answered_400(proxy: str, data: bytes) -> None:
@@ -92,8 +88,8 @@ def test_https_through_a_plain_request_is_refused(proxy: str) -> None:
 
 
 def test_the_proxy_itself_serves_only_tools(proxy: str) -> None:
-    assert exchange(proxy, b"GET / HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
-    missing = exchange(proxy, b"POST /_link/tools/memory-x/mcp HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    assert exchange(proxy, b"GET / HTTP/1.1\r\nHost: proxy\r\n\r\n").startswith(b"HTTP/1.1 403")
+    missing = exchange(proxy, b"POST /_link/tools/memory-x/mcp HTTP/1.1\r\nHost: proxy\r\nContent-Length: 0\r\n\r\n")
     assert missing.startswith(b"HTTP/1.1 502") and b"tool bridge isn't running" in missing
 
 

@@ -8,7 +8,6 @@ given, kept with the needs they answered. A line the sandbox can't enforce is re
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,9 +22,9 @@ from link_plugin.layout import HOME_FOLDERS, Layout
 from link_plugin.permissions import NAMES, Permission
 from link_plugin.sandbox import ANY_HOST, Grants
 from link_plugin.settings import AgentSettings, MachineSettings
+from lnk_sandbox.hosts import BadHost, parse_pattern
 from lnk_sandbox.permissions import effective
 
-_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
 _FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -39,22 +38,13 @@ def named(kind: str, name: str) -> str:
     return name
 
 
-_NAME = re.compile(rf"^(?:\*\.)?(?:{_LABEL}\.)*{_LABEL}$")
-
-
 def normal_host(host: str) -> str:
-    """A host as the proxy compares it: lowercase, no trailing dot, no brackets around IPv6."""
-    return host.strip().lower().rstrip(".").removeprefix("[").removesuffix("]")
-
-
-def valid_host(host: str) -> bool:
-    if host == ANY_HOST or _NAME.match(host):
-        return True
+    """A host list entry as the proxy compares it (`hosts.parse_pattern`). An entry that isn't a
+    host (an adapter's slip) stays as written: no host a request names, parsed, ever equals it."""
     try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
+        return parse_pattern(host)
+    except BadHost:
+        return host.strip()
 
 
 class Endpoint(BaseModel):
@@ -67,9 +57,12 @@ class Endpoint(BaseModel):
 
     @classmethod
     def parse(cls, text: str) -> Endpoint:
-        host, sep, port = text.strip().rpartition(":")
-        host = normal_host(host)
-        if not sep or not host or not port.isdigit() or not valid_host(host) or host == ANY_HOST:
+        given, sep, port = text.strip().rpartition(":")
+        try:
+            host = parse_pattern(given) if sep else ""
+        except BadHost:
+            host = ""
+        if not host or not port.isdigit() or host.startswith("*"):
             raise ValueError(f"{text!r} is not an endpoint: write it host:port, e.g. github.com:22")
         if not 1 <= int(port) <= 65535:
             raise ValueError(f"{text!r}: a port is between 1 and 65535")
@@ -135,10 +128,12 @@ class AgentGrants(BaseModel):
     def _hosts(cls, items: list[str] | None) -> list[str] | None:
         if items is None:
             return None
-        hosts = [normal_host(item) for item in items]
-        for host in hosts:
-            if not valid_host(host):
-                raise ValueError(f"{host!r} is not a host name (write example.com, *.example.com, or * for any)")
+        hosts = []
+        for item in items:
+            try:
+                hosts.append(parse_pattern(item))
+            except BadHost as exc:
+                raise ValueError(f"{exc} (write example.com, *.example.com, or * for any)") from None
         return hosts
 
     @property

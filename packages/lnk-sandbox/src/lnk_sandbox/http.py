@@ -1,8 +1,11 @@
-"""Just enough HTTP/1.1 for the proxy: a message head read, judged, rewritten and passed on.
+"""Just enough HTTP/1.1 for the proxy: a message head read (by h11), judged, rewritten and passed on.
 
-The proxy reads only the head of each request and response; bodies pass through as bytes. It
-answers one request per connection and says so (`Connection: close`), so a second request never
-rides on a connection judged for the first.
+h11 reads each head and refuses what isn't HTTP (a NUL, a control or a space in the request
+target, a bad header name or value, conflicting lengths, a transfer coding other than chunked,
+an HTTP/1.1 request without a Host), so the proxy judges only what parsed. Bodies are never
+read into memory: what follows a head passes through as bytes, as it comes. The proxy answers
+one request per connection and says so (`Connection: close`), so a second request never rides
+on a connection judged for the first.
 """
 
 from __future__ import annotations
@@ -10,13 +13,16 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+import h11
+
 MAX_HEAD = 256 * 1024
 """The longest head the proxy reads, which is also each stream's buffer limit."""
+READ = 64 * 1024
 HOP_BY_HOP = ("connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te")
 
 
 class BadMessage(Exception):
-    """A head the proxy can't read: answered 400 and closed."""
+    """A head that isn't HTTP: a request's is answered 400, an upstream's 502."""
 
 
 @dataclass
@@ -58,35 +64,69 @@ class Head:
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def parse(data: bytes) -> Head:
-    try:
-        text = data.decode("latin-1")
-    except UnicodeDecodeError as exc:  # pragma: no cover - latin-1 decodes every byte
-        raise BadMessage("not text") from exc
-    lines = text.removesuffix("\r\n\r\n").split("\r\n")
-    parts = lines[0].split(" ", 2)
-    if len(parts) != 3 or not parts[0] or not parts[1]:
-        raise BadMessage(f"a malformed first line: {lines[0][:80]!r}")
-    headers = []
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if not sep or not name or name != name.strip() or line[0] in " \t":
-            raise BadMessage(f"a malformed header line: {line[:80]!r}")
-        headers.append((name, value.strip()))
-    return Head((parts[0], parts[1], parts[2]), headers)
+@dataclass
+class Message:
+    """A head, and what the connection carried after it in the same read: its body's first bytes."""
+
+    head: Head
+    rest: bytes = b""
 
 
-async def read_head(reader: asyncio.StreamReader) -> Head | None:
-    """The next head on a connection, or None when it closed before one began."""
-    try:
-        data = await reader.readuntil(b"\r\n\r\n")
-    except asyncio.IncompleteReadError as exc:
-        if not exc.partial.strip():
+def _text(data: bytes) -> str:
+    return data.decode("latin-1")
+
+
+def _headers(event: h11.Request | h11.Response | h11.InformationalResponse) -> list[tuple[str, str]]:
+    return [(_text(name), _text(value)) for name, value in event.headers.raw_items()]
+
+
+async def _next(reader: asyncio.StreamReader, connection: h11.Connection) -> object:
+    """h11's next event, reading only as much as it needs for a head (the rest stays unread)."""
+    while True:
+        try:
+            event = connection.next_event()
+        except h11.RemoteProtocolError as exc:
+            raise BadMessage(str(exc)) from None
+        if event is not h11.NEED_DATA:
+            return event
+        connection.receive_data(await reader.read(READ))
+
+
+async def read_request(reader: asyncio.StreamReader) -> Message | None:
+    """The next request on a connection, or None when it closed before one began."""
+    connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
+    event = await _next(reader, connection)
+    if isinstance(event, h11.ConnectionClosed):
+        return None
+    if not isinstance(event, h11.Request):  # pragma: no cover - a server's first event is a request
+        raise BadMessage(f"not a request ({type(event).__name__})")
+    head = Head((_text(event.method), _text(event.target), f"HTTP/{_text(event.http_version)}"), _headers(event))
+    if head.get("Content-Length") is not None and head.get("Transfer-Encoding") is not None:
+        # Two framings: whichever the next server believes, it may not be the one judged here.
+        raise BadMessage("a request with both Content-Length and Transfer-Encoding")
+    return Message(head, connection.trailing_data[0])
+
+
+class Responses:
+    """The response heads an upstream sends for one request: 1xx heads, then the final one."""
+
+    def __init__(self, reader: asyncio.StreamReader, request: Head) -> None:
+        self.reader = reader
+        self.connection = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD)
+        # h11 reads a response only after a request: this one says its method (a HEAD's has no body).
+        self.connection.send(h11.Request(method=request.method, target=request.target, headers=[("Host", "-")]))
+
+    async def next(self) -> Message | None:
+        """The next head (an informational one, or the final one with its body's first bytes), or
+        None when the upstream closed without answering."""
+        event = await _next(self.reader, self.connection)
+        if isinstance(event, h11.ConnectionClosed):
             return None
-        raise BadMessage("the connection closed in the middle of a head") from exc
-    except asyncio.LimitOverrunError as exc:
-        raise BadMessage(f"a head longer than {MAX_HEAD} bytes") from exc
-    return parse(data)
+        if not isinstance(event, h11.InformationalResponse | h11.Response):  # pragma: no cover
+            raise BadMessage(f"not a response ({type(event).__name__})")
+        head = Head((f"HTTP/{_text(event.http_version)}", str(event.status_code), _text(event.reason)), _headers(event))
+        final = isinstance(event, h11.Response)
+        return Message(head, self.connection.trailing_data[0] if final else b"")
 
 
 def answer(status: int, reason: str, text: str) -> bytes:

@@ -1,16 +1,19 @@
 """The agent's proxy: the only way out of its sandbox, outside it, on unix sockets the relays reach.
 
-It speaks HTTP CONNECT (a tunnel to host:port) and plain HTTP (absolute-form requests), judges
-each by the agent's rules before resolving the name and every address after, and logs each
-connection. Plain HTTP to a hosted model provider it knows goes on over TLS with the agent's key
-added, so the harness never holds the key. Requests to the proxy itself under /_link/tools/ go
-to the core's tool bridge on its unix socket.
+It speaks HTTP CONNECT (a tunnel to host:port) and plain HTTP (absolute-form requests). Every
+host a request names is parsed by one grammar (`hosts.py`; anything else is answered 400), that
+parsed host is judged by the agent's rules before it is resolved, every address it resolves to
+is judged again, and the connection is logged under the same host. Plain HTTP to a hosted model
+provider it knows goes on over TLS with the agent's key added, so the harness never holds the
+key. Requests to the proxy itself under /_link/tools/ go to the core's tool bridge on its unix
+socket. Bodies stream through; none is ever held whole.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import socket
 import ssl
@@ -25,10 +28,9 @@ from urllib.parse import SplitResult, urlsplit
 from link_plugin.keys import KeyStore
 from link_plugin.providers import BY_HOST, UPSTREAM_ENV, Provider
 from link_plugin.sandbox import TOOLS_PATH
-from lnk_sandbox.addresses import IP, literal
-from lnk_sandbox.grants import normal_host
-from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, answer, read_head
-from lnk_sandbox.rules import LOOPBACK_NAMES, Rules
+from lnk_sandbox.hosts import IP, BadHost, Host, parse_authority, parse_host, parse_http_url
+from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, Message, Responses, answer, read_request
+from lnk_sandbox.rules import Rules
 from lnk_sandbox.sockets import unix_address
 
 CHUNK = 256 * 1024
@@ -48,14 +50,18 @@ class Refused(Exception):
 class Network:
     """How the proxy resolves names and opens connections: the machine's own, unless a test stands in."""
 
-    async def resolve(self, host: str, port: int) -> list[IP]:
+    async def resolve(self, name: str, port: int) -> list[IP]:
         loop = asyncio.get_running_loop()
         try:
-            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            # Bytes: the name is already its A-label, and no codec gets a second say in what it is.
+            infos = await loop.getaddrinfo(name.encode("ascii"), port, type=socket.SOCK_STREAM)
         except socket.gaierror as exc:
-            raise Refused(502, f"{host} can't be resolved ({exc.strerror})") from None
-        found = [literal(str(info[4][0])) for info in infos]
-        return [address for address in found if address is not None]
+            raise Refused(502, f"{name} can't be resolved ({exc.strerror})") from None
+        found = []
+        for info in infos:
+            with contextlib.suppress(ValueError):
+                found.append(ipaddress.ip_address(str(info[4][0]).partition("%")[0]))
+        return found
 
     async def connect(self, host: str, port: int, tls: str | None = None) -> Streams:
         context = ssl.create_default_context() if tls else None
@@ -105,20 +111,24 @@ class ProxySettings:
     network: Network = field(default_factory=Network)
 
 
-async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Copy one direction until it ends, then end that direction of the other side."""
+async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bytes = b"") -> None:
+    """Copy one direction until it ends, then end that direction of the other side. At most one
+    chunk is in hand at a time: a writer that can't keep up holds the reader back."""
     try:
-        while data := await reader.read(CHUNK):
+        data = first or await reader.read(CHUNK)
+        while data:
             writer.write(data)
             await writer.drain()
+            data = await reader.read(CHUNK)
         if writer.can_write_eof():
             writer.write_eof()
     except (ConnectionError, OSError, ssl.SSLError):
         writer.close()
 
 
-async def tunnel(a: Streams, b: Streams) -> None:
-    await asyncio.gather(pump(a[0], b[1]), pump(b[0], a[1]))
+async def tunnel(a: Streams, b: Streams, first: bytes = b"") -> None:
+    """Both directions of two connections; `first` is what `a` already sent."""
+    await asyncio.gather(pump(a[0], b[1], first), pump(b[0], a[1]))
 
 
 def close(writer: asyncio.StreamWriter) -> None:
@@ -126,32 +136,29 @@ def close(writer: asyncio.StreamWriter) -> None:
         writer.close()
 
 
-async def exchange(client: Streams, upstream: Streams, head: Head) -> None:
+async def exchange(client: Streams, upstream: Streams, request: Message, sent: Head, host: str) -> None:
     """Send one request on, stream its body up and the response down, then end both connections."""
-    upstream[1].write(head.closing().encode())
-    sending = asyncio.ensure_future(pump(client[0], upstream[1]))
+    upstream[1].write(sent.closing().encode())
+    sending = asyncio.ensure_future(pump(client[0], upstream[1], request.rest))
     try:
+        responses = Responses(upstream[0], sent)
         while True:
-            response = await read_head(upstream[0])
+            try:
+                response = await responses.next()
+            except BadMessage as exc:
+                raise Refused(502, f"lnk's proxy can't read {host}'s answer: {exc}") from None
             if response is None:
-                client[1].write(answer(502, "Bad Gateway", "lnk's proxy: the server closed without answering\n"))
+                client[1].write(answer(502, "Bad Gateway", f"lnk's proxy: {host} closed without answering\n"))
                 return
-            if 100 <= response.status < 200 and response.status != 101:
-                client[1].write(response.encode())
+            if 100 <= response.head.status < 200:
+                client[1].write(response.head.encode())
                 continue
-            client[1].write(response.closing().encode())
+            client[1].write(response.head.closing().encode())
             break
-        await pump(upstream[0], client[1])
+        await pump(upstream[0], client[1], response.rest)
     finally:
         sending.cancel()
         close(upstream[1])
-
-
-def _authority(target: str) -> tuple[str, int]:
-    host, sep, port = target.rpartition(":")
-    if not sep or not port.isdigit() or not host:
-        raise BadMessage(f"CONNECT needs host:port, not {target!r}")
-    return normal_host(host), int(port)
 
 
 class Proxy:
@@ -165,11 +172,11 @@ class Proxy:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         client = (reader, writer)
         try:
-            head = await asyncio.wait_for(read_head(reader), TIMEOUT)
-            if head is None:
+            request = await asyncio.wait_for(read_request(reader), TIMEOUT)
+            if request is None:
                 return
-            await self._route(client, head)
-        except BadMessage as exc:
+            await self._route(client, request)
+        except (BadMessage, BadHost) as exc:
             writer.write(answer(400, "Bad Request", f"lnk's proxy can't read this request: {exc}\n"))
         except Refused as exc:
             writer.write(answer(exc.status, "Forbidden" if exc.status == 403 else "Bad Gateway", f"{exc.reason}\n"))
@@ -186,64 +193,63 @@ class Proxy:
                 await writer.drain()
             close(writer)
 
-    async def _route(self, client: Streams, head: Head) -> None:
+    async def _route(self, client: Streams, request: Message) -> None:
+        head = request.head
         if head.method == "CONNECT":
-            host, port = _authority(head.target)
+            host, port = parse_authority(head.target)
             upstream = await self._open("connect", host, port)
             client[1].write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            await tunnel(client, upstream)
+            await tunnel(client, upstream, request.rest)
             return
         if head.target.startswith("/"):
-            await self._own(client, head, head.target)
+            await self._own(client, request, head.target)
             return
-        url = urlsplit(head.target)
-        if url.scheme != "http" or not url.hostname:
-            raise BadMessage("a proxy request names an http:// address (https goes through CONNECT)")
-        try:
-            port = url.port or 80
-        except ValueError:
-            raise BadMessage(f"a bad port in {head.target[:80]!r}") from None
-        host = normal_host(url.hostname)
-        path = url.path or "/"
-        target = f"{path}?{url.query}" if url.query else path
-        if port == self.settings.port and (host in LOOPBACK_NAMES or (literal(host) or "") == literal("127.0.0.1")):
-            await self._own(client, head, target)
-        elif port == 80 and host in BY_HOST:
-            await self._provider(client, head, BY_HOST[host], target)
+        host, port, target = parse_http_url(head.target)
+        if port == self.settings.port and host.names_loopback:
+            await self._own(client, request, target)
+        elif port == 80 and host.address is None and host.text in BY_HOST:
+            await self._provider(client, request, BY_HOST[host.text], target)
         else:
             upstream = await self._open("http", host, port)
-            named = f"[{host}]" if ":" in host else host
             sent = Head((head.method, target, head.start[2]), head.headers)
-            await exchange(client, upstream, sent.with_header("Host", named if port == 80 else f"{named}:{port}"))
+            authority = host.bracketed if port == 80 else host.authority(port)
+            await exchange(client, upstream, request, sent.with_header("Host", authority), host.text)
 
-    async def _open(self, kind: str, host: str, port: int, **more: Any) -> Streams:
-        """Judge (host, port), resolve it, judge each address, and connect to an allowed one."""
+    async def _open(self, kind: str, host: Host, port: int, **more: Any) -> Streams:
+        """Judge (host, port), resolve it, judge each address, and connect to an allowed one; logged
+        under the host as parsed."""
         addresses: list[IP] = []
         reason = self.rules.before(host, port)
         if reason is None:
             try:
-                addresses = await self.settings.network.resolve(host, port)
+                addresses = await self._resolve(host, port)
             except Refused as exc:
-                self.settings.log.record(kind, host, port, exc.reason, **more)
+                self.settings.log.record(kind, host.text, port, exc.reason, **more)
                 raise
             reasons = [self.rules.after(address, port) for address in addresses] or [f"{host} resolves to no address"]
             reason = next((r for r in reasons if r is not None), None)
         if reason is not None:
-            self.settings.log.record(kind, host, port, reason, **more)
-            raise Refused(403, f"lnk's proxy refused {host}:{port}: {reason}")
-        self.settings.log.record(kind, host, port, **more)
+            self.settings.log.record(kind, host.text, port, reason, **more)
+            raise Refused(403, f"lnk's proxy refused {host.authority(port)}: {reason}")
+        self.settings.log.record(kind, host.text, port, **more)
         return await self._connect(host, port, addresses)
 
-    async def _connect(self, host: str, port: int, addresses: list[IP], tls: str | None = None) -> Streams:
+    async def _resolve(self, host: Host, port: int) -> list[IP]:
+        """An address stands for itself; only a name is looked up."""
+        if host.address is not None:
+            return [host.address]
+        return await self.settings.network.resolve(host.text, port)
+
+    async def _connect(self, host: Host, port: int, addresses: list[IP], tls: str | None = None) -> Streams:
         last: Exception | None = None
         for address in addresses:
             try:
                 return await asyncio.wait_for(self.settings.network.connect(str(address), port, tls), TIMEOUT)
             except (OSError, TimeoutError) as exc:
                 last = exc
-        raise Refused(502, f"lnk's proxy couldn't reach {host}:{port} ({last})")
+        raise Refused(502, f"lnk's proxy couldn't reach {host.authority(port)} ({last})")
 
-    async def _own(self, client: Streams, head: Head, target: str) -> None:
+    async def _own(self, client: Streams, request: Message, target: str) -> None:
         """A request to the proxy itself: the tools under /_link/tools/<tool>/..., nothing else."""
         if not target.startswith(TOOLS_PATH):
             raise Refused(403, f"lnk's proxy serves only {TOOLS_PATH}<tool>/mcp here")
@@ -263,33 +269,36 @@ class Proxy:
                 upstream = await asyncio.open_unix_connection(address, limit=MAX_HEAD)
         except OSError:
             raise Refused(502, "lnk's proxy: the agent's tool bridge isn't running") from None
-        await exchange(client, upstream, Head((head.method, target, head.start[2]), head.headers))
+        head = request.head
+        await exchange(client, upstream, request, Head((head.method, target, head.start[2]), head.headers), tool)
 
-    async def _provider(self, client: Streams, head: Head, provider: Provider, target: str) -> None:
+    async def _provider(self, client: Streams, request: Message, provider: Provider, target: str) -> None:
         """Plain HTTP to a hosted model: on over TLS, with the agent's key added when it is wired."""
         key = self.settings.keys.get(provider.name) if self.settings.keys is not None else None
         more = {"provider": provider.name, "key": key is not None}
+        host = parse_host(provider.host)
         override = self.settings.upstreams.get(UPSTREAM_ENV.format(name=provider.name.upper()))
         if override:
-            reason = self.rules.before(provider.host, 443)
-            self.settings.log.record("http", provider.host, 80, reason, **more, upstream=override)
+            reason = self.rules.before(host, 443)
+            self.settings.log.record("http", host.text, 80, reason, **more, upstream=override)
             if reason is not None:
-                raise Refused(403, f"lnk's proxy refused {provider.host}: {reason}")
+                raise Refused(403, f"lnk's proxy refused {host}: {reason}")
             url = urlsplit(override)
             upstream = await self._upstream(url)
             host_header = url.netloc
             if url.path.rstrip("/"):
                 target = url.path.rstrip("/") + target.removeprefix(provider.base_path)
         else:
-            upstream = await self._open("http", provider.host, 443, tls=provider.host, **more)
-            host_header = provider.host
+            upstream = await self._open("http", host, 443, tls=provider.host, **more)
+            host_header = host.text
+        head = request.head
         sent = Head((head.method, target, head.start[2]), head.headers).with_header("Host", host_header)
         if self.settings.keys is not None:
             sent = sent.without(provider.key_header)
             if key is not None:
                 for name, value in provider.key_headers(key).items():
                     sent = sent.with_header(name, value)
-        await exchange(client, upstream, sent)
+        await exchange(client, upstream, request, sent, host.text)
 
     async def _upstream(self, url: SplitResult) -> Streams:
         """A provider's stand-in named by LNK_UPSTREAM_<PROVIDER>: set outside every sandbox, so trusted."""

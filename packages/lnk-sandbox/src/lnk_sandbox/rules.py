@@ -1,7 +1,8 @@
 """The proxy's rules: which host and port a sandboxed program may reach, before and after resolution.
 
-A name is judged before it is resolved (so a refused name is never even looked up), and every
-address it resolves to is judged again before the proxy connects to one of them.
+A host is judged as `hosts.parse_host` parsed it, before it is resolved (so a refused name is
+never even looked up), and every address it resolves to is judged again, by `hosts.refusal`,
+before the proxy connects to one of them.
 """
 
 from __future__ import annotations
@@ -9,25 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from link_plugin.sandbox import ANY_HOST
-from lnk_sandbox.addresses import IP, is_loopback, literal, refusal
-from lnk_sandbox.grants import Endpoint, normal_host
+from lnk_sandbox.grants import Endpoint
+from lnk_sandbox.hosts import IP, Host, is_loopback, refusal
 
 WEB_PORTS = frozenset({80, 443})
-LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 
 
-def _is_loopback_name(host: str) -> bool:
-    return host in LOOPBACK_NAMES or host.endswith(".localhost")
+def matches(host: Host, pattern: str) -> bool:
+    """A host list entry: `*` (any), `*.example.com` (it and every name under it), or one host.
 
-
-def matches(host: str, pattern: str) -> bool:
-    """A host list entry: `*` (any), `*.example.com` (it and every name under it), or one name."""
+    `host` is parsed, so its labels are whole and its spelling canonical: a suffix that begins
+    with a dot is a domain and what is under it, never part of a label."""
     if pattern == ANY_HOST:
         return True
-    if pattern.startswith("*."):
+    if pattern.startswith("*.") and host.address is None:
         base = pattern[2:]
-        return host == base or host.endswith(f".{base}")
-    return host == pattern
+        return host.text == base or host.text.endswith(f".{base}")
+    return host.text == pattern
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,7 @@ class Rules:
     localhost: bool = False
     """The localhost permission: every loopback port of this machine."""
     hosts: tuple[str, ...] | None = None
-    """The host list; None: any host."""
+    """The host list, as `hosts.parse_pattern` writes each entry; None: any host."""
     endpoints: frozenset[Endpoint] = frozenset()
     """Named tcp endpoints: a raw protocol reaches only these, a name only its port."""
     loopback_ports: frozenset[int] = frozenset()
@@ -46,11 +45,9 @@ class Rules:
     setup: bool = False
     """The host list is the adapter's, for a setup step, not the agent's."""
 
-    def before(self, host: str, port: int) -> str | None:
+    def before(self, host: Host, port: int) -> str | None:
         """Why (host, port) is refused before any lookup, or None to go on and resolve it."""
-        host = normal_host(host)
-        address = literal(host)
-        if (address is not None and is_loopback(address)) or _is_loopback_name(host):
+        if host.names_loopback:
             if self.localhost or port in self.loopback_ports:
                 return None
             return "this machine (loopback): needs the localhost permission"
@@ -60,8 +57,8 @@ class Rules:
             if self.setup:
                 return f"{host} isn't one of the hosts the harness's adapter names for its setup"
             return f"{host} isn't one of the agent's hosts (lnk agent allow host {host})"
-        if port not in WEB_PORTS and Endpoint(host=host, port=port) not in self.endpoints:
-            return f"port {port} of {host} isn't a named endpoint (lnk agent allow tcp {host}:{port})"
+        if port not in WEB_PORTS and Endpoint(host=host.text, port=port) not in self.endpoints:
+            return f"port {port} of {host} isn't a named endpoint (lnk agent allow tcp {host.authority(port)})"
         return None
 
     def after(self, address: IP, port: int) -> str | None:
