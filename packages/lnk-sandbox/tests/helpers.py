@@ -236,10 +236,10 @@ class Internet(Network):
             return [ipaddress.ip_address(self.names[host])]
         return await super().resolve(host, port)
 
-    async def connect(self, host: str, port: int, tls: str | None = None) -> Streams:
+    async def connect(self, host: str, port: int) -> Streams:
         if (host, port) in self.routes:
             return await asyncio.open_connection("127.0.0.1", self.routes[(host, port)])
-        return await super().connect(host, port, tls)
+        return await super().connect(host, port)
 
 
 class Terminal:
@@ -332,3 +332,44 @@ class ToolBridge:
     def close(self) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=5)
+
+
+class Wiretap:
+    """A relay on the loopback passing every connection on to `port`, keeping a copy of each byte
+    that crossed it either way: what a listener on that wire would have seen."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.upstream = bytearray()
+        """Every byte sent towards `port`."""
+        self.downstream = bytearray()
+        """Every byte that came back."""
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = int(self.sock.getsockname()[1])
+        self._lock = threading.Lock()
+        accepting(self.sock, self._relay)
+
+    @property
+    def seen(self) -> bytes:
+        with self._lock:
+            return bytes(self.upstream) + bytes(self.downstream)
+
+    def _relay(self, client: socket.socket) -> None:
+        server = socket.create_connection(("127.0.0.1", self.target))
+        threading.Thread(target=self._copy, args=(client, server, self.upstream), daemon=True).start()
+        threading.Thread(target=self._copy, args=(server, client, self.downstream), daemon=True).start()
+
+    def _copy(self, source: socket.socket, sink: socket.socket, kept: bytearray) -> None:
+        try:
+            while data := source.recv(65536):
+                with self._lock:
+                    kept.extend(data)
+                sink.sendall(data)
+            sink.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.sock.close()

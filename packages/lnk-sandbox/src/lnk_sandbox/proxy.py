@@ -4,9 +4,10 @@ It speaks HTTP CONNECT (a tunnel to host:port) and plain HTTP (absolute-form req
 host a request names is parsed by one grammar (`hosts.py`; anything else is answered 400), that
 parsed host is judged by the agent's rules before it is resolved, every address it resolves to
 is judged again, and the connection is logged under the same host. Plain HTTP to a hosted model
-provider it knows goes on over TLS with the agent's key added, so the harness never holds the
-key. Requests to the proxy itself under /_link/tools/ go to the core's tool bridge on its unix
-socket. Bodies stream through; none is ever held whole.
+provider it knows goes on over TLS, the provider's certificate verified for its real name
+whatever address it answered at, with the agent's key added, so the harness never holds the key
+and the key never travels in the clear. Requests to the proxy itself under /_link/tools/ go to
+the core's tool bridge on its unix socket. Bodies stream through; none is ever held whole.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import SplitResult, urlsplit
 
+import certifi
+
+from link_plugin.errors import LinkError
 from link_plugin.keys import KeyStore
-from link_plugin.providers import BY_HOST, UPSTREAM_ENV, Provider
+from link_plugin.providers import BY_HOST, UPSTREAM_CA_ENV, UPSTREAM_ENV, Provider
 from link_plugin.sandbox import TOOLS_PATH
 from lnk_sandbox.hosts import IP, BadHost, Host, parse_authority, parse_host, parse_http_url
 from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, Message, Responses, answer, read_request
@@ -63,9 +67,35 @@ class Network:
                 found.append(ipaddress.ip_address(str(info[4][0]).partition("%")[0]))
         return found
 
-    async def connect(self, host: str, port: int, tls: str | None = None) -> Streams:
-        context = ssl.create_default_context() if tls else None
-        return await asyncio.open_connection(host, port, ssl=context, server_hostname=tls, limit=MAX_HEAD)
+    async def connect(self, host: str, port: int) -> Streams:
+        """A plain TCP connection; TLS, where it is spoken, is the proxy's own (`Proxy._secure`)."""
+        return await asyncio.open_connection(host, port, limit=MAX_HEAD)
+
+
+class Trust:
+    """The certificate authorities the proxy trusts for providers: certifi's (Mozilla's), as lnk's
+    httpx clients do, on every OS alike. `LNK_UPSTREAM_CA` names a PEM file trusted in their place,
+    for tests' stand-ins at a provider's real name: read once, as the proxy starts outside the
+    sandbox, so nothing inside can change what is trusted."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        path = environ.get(UPSTREAM_CA_ENV)
+        self.authorities: str | None = None
+        if path:
+            try:
+                self.authorities = Path(path).read_text()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise LinkError(f"{UPSTREAM_CA_ENV} names {path}, which can't be read ({exc}).") from None
+        self._context: ssl.SSLContext | None = None
+
+    def context(self) -> ssl.SSLContext:
+        """Made on first use (loading a CA bundle takes tens of milliseconds), then shared."""
+        if self._context is None:
+            if self.authorities is not None:
+                self._context = ssl.create_default_context(cadata=self.authorities)
+            else:
+                self._context = ssl.create_default_context(cafile=certifi.where())
+        return self._context
 
 
 class ConnectionLog:
@@ -107,7 +137,7 @@ class ProxySettings:
     keys: KeyStore | None = None
     """Where the agent's model keys are; None: no key is added (the harness holds its own)."""
     upstreams: Mapping[str, str] = field(default_factory=dict)
-    """The proxy's environment, for LNK_UPSTREAM_<PROVIDER>."""
+    """The proxy's environment, for LNK_UPSTREAM_<PROVIDER> and LNK_UPSTREAM_CA."""
     network: Network = field(default_factory=Network)
 
 
@@ -164,6 +194,7 @@ async def exchange(client: Streams, upstream: Streams, request: Message, sent: H
 class Proxy:
     def __init__(self, settings: ProxySettings) -> None:
         self.settings = settings
+        self.trust = Trust(settings.upstreams)
 
     @property
     def rules(self) -> Rules:
@@ -215,9 +246,9 @@ class Proxy:
             authority = host.bracketed if port == 80 else host.authority(port)
             await exchange(client, upstream, request, sent.with_header("Host", authority), host.text)
 
-    async def _open(self, kind: str, host: Host, port: int, **more: Any) -> Streams:
-        """Judge (host, port), resolve it, judge each address, and connect to an allowed one; logged
-        under the host as parsed."""
+    async def _open(self, kind: str, host: Host, port: int, *, tls: Provider | None = None, **more: Any) -> Streams:
+        """Judge (host, port), resolve it, judge each address, connect to an allowed one (over TLS to
+        `tls`'s name when given), and log the outcome under the host as parsed."""
         addresses: list[IP] = []
         reason = self.rules.before(host, port)
         if reason is None:
@@ -231,8 +262,15 @@ class Proxy:
         if reason is not None:
             self.settings.log.record(kind, host.text, port, reason, **more)
             raise Refused(403, f"lnk's proxy refused {host.authority(port)}: {reason}")
+        try:
+            upstream = await self._connect(host, port, addresses)
+            if tls is not None:
+                upstream = await self._secure(upstream, host.text, tls)
+        except Refused as exc:
+            self.settings.log.record(kind, host.text, port, exc.reason, **more)
+            raise
         self.settings.log.record(kind, host.text, port, **more)
-        return await self._connect(host, port, addresses)
+        return upstream
 
     async def _resolve(self, host: Host, port: int) -> list[IP]:
         """An address stands for itself; only a name is looked up."""
@@ -240,14 +278,32 @@ class Proxy:
             return [host.address]
         return await self.settings.network.resolve(host.text, port)
 
-    async def _connect(self, host: Host, port: int, addresses: list[IP], tls: str | None = None) -> Streams:
+    async def _connect(self, host: Host, port: int, addresses: list[IP]) -> Streams:
         last: Exception | None = None
         for address in addresses:
             try:
-                return await asyncio.wait_for(self.settings.network.connect(str(address), port, tls), TIMEOUT)
+                return await asyncio.wait_for(self.settings.network.connect(str(address), port), TIMEOUT)
             except (OSError, TimeoutError) as exc:
                 last = exc
         raise Refused(502, f"lnk's proxy couldn't reach {host.authority(port)} ({last})")
+
+    async def _secure(self, upstream: Streams, name: str, provider: Provider) -> Streams:
+        """TLS over a connection made, the certificate verified for `name` (sent as SNI too), whatever
+        address answered: a wrong authority or a wrong name ends the connection before any byte of
+        the request, key and all, is sent."""
+        try:
+            await asyncio.wait_for(
+                upstream[1].start_tls(self.trust.context(), server_hostname=name, ssl_handshake_timeout=TIMEOUT),
+                TIMEOUT,
+            )
+        except ssl.SSLCertVerificationError as exc:
+            close(upstream[1])
+            why = f"its certificate can't be trusted ({exc.verify_message})"
+            raise Refused(502, f"lnk's proxy refused {name} ({provider.name}): {why}") from None
+        except (ssl.SSLError, OSError, TimeoutError) as exc:
+            close(upstream[1])
+            raise Refused(502, f"lnk's proxy couldn't speak TLS with {name} ({provider.name}): {exc}") from None
+        return upstream
 
     async def _own(self, client: Streams, request: Message, target: str) -> None:
         """A request to the proxy itself: the tools under /_link/tools/<tool>/..., nothing else."""
@@ -284,12 +340,12 @@ class Proxy:
             if reason is not None:
                 raise Refused(403, f"lnk's proxy refused {host}: {reason}")
             url = urlsplit(override)
-            upstream = await self._upstream(url)
+            upstream = await self._upstream(url, provider)
             host_header = url.netloc
             if url.path.rstrip("/"):
                 target = url.path.rstrip("/") + target.removeprefix(provider.base_path)
         else:
-            upstream = await self._open("http", host, 443, tls=provider.host, **more)
+            upstream = await self._open("http", host, 443, tls=provider, **more)
             host_header = host.text
         head = request.head
         sent = Head((head.method, target, head.start[2]), head.headers).with_header("Host", host_header)
@@ -300,16 +356,16 @@ class Proxy:
                     sent = sent.with_header(name, value)
         await exchange(client, upstream, request, sent, host.text)
 
-    async def _upstream(self, url: SplitResult) -> Streams:
+    async def _upstream(self, url: SplitResult, provider: Provider) -> Streams:
         """A provider's stand-in named by LNK_UPSTREAM_<PROVIDER>: set outside every sandbox, so trusted."""
         if url.scheme not in ("http", "https") or not url.hostname:
             raise Refused(502, f"lnk's proxy: {url.geturl()!r} is not an http(s) address")
-        tls = url.hostname if url.scheme == "https" else None
-        port = url.port or (443 if tls else 80)
+        port = url.port or (443 if url.scheme == "https" else 80)
         try:
-            return await asyncio.wait_for(self.settings.network.connect(url.hostname, port, tls), TIMEOUT)
+            upstream = await asyncio.wait_for(self.settings.network.connect(url.hostname, port), TIMEOUT)
         except (OSError, TimeoutError) as exc:
             raise Refused(502, f"lnk's proxy couldn't reach {url.netloc} ({exc})") from None
+        return await self._secure(upstream, url.hostname, provider) if url.scheme == "https" else upstream
 
 
 async def forward(port: int, log: ConnectionLog, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
