@@ -334,6 +334,83 @@ class ToolBridge:
         self.thread.join(timeout=5)
 
 
+class Sink:
+    """A server that reads a whole request (until the sender ends its side), then says how many
+    bytes it read; or, `reading=False`, one that never reads at all. On TCP (the loopback) or on
+    a unix socket (`path`), as the tool bridge is."""
+
+    def __init__(self, path: Path | None = None, *, reading: bool = True) -> None:
+        self.reading = reading
+        if path is None:
+            self.sock = socket.socket()
+            self.sock.bind(("127.0.0.1", 0))
+            self.port = int(self.sock.getsockname()[1])
+        else:
+            self.sock = socket.socket(socket.AF_UNIX)
+            self.sock.bind(str(path))
+            self.port = 0
+        self.sock.listen(8)
+        self.held: list[socket.socket] = []
+        accepting(self.sock, self._take)
+
+    def _take(self, client: socket.socket) -> None:
+        if self.reading:
+            threading.Thread(target=self._drain, args=(client,), daemon=True).start()
+        else:
+            self.held.append(client)
+
+    @staticmethod
+    def _drain(client: socket.socket) -> None:
+        buffer = bytearray(1 << 20)
+        total = 0
+        with client:
+            while count := client.recv_into(buffer):
+                total += count
+            said = str(total).encode()
+            client.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(said), said))
+
+    def close(self) -> None:
+        self.sock.close()
+        for client in self.held:
+            client.close()
+
+
+def resident() -> int:
+    """This process's resident memory now, in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+class Peak:
+    """The most resident memory this process had while the block ran, above what it had before."""
+
+    def __init__(self) -> None:
+        self.before = 0
+        self.highest = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._done.wait(0.01):
+            self.highest = max(self.highest, resident())
+
+    @property
+    def growth(self) -> int:
+        return max(0, self.highest - self.before)
+
+    def __enter__(self) -> Peak:
+        self.before = resident()
+        self.highest = self.before
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 class Wiretap:
     """A relay on the loopback passing every connection on to `port`, keeping a copy of each byte
     that crossed it either way: what a listener on that wire would have seen."""

@@ -3,13 +3,15 @@ bad requests answered, the tool bridge missing said so. Served on the loopback, 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from helpers import Internet, Website, exchange
+from helpers import Internet, Peak, Sink, Website, exchange
 from lnk_sandbox.http import MAX_HEAD
 from lnk_sandbox.proxy import ConnectionLog, Proxy, ProxySettings, Served
 from lnk_sandbox.rules import Rules
@@ -119,3 +121,74 @@ def test_a_large_body_goes_up_whole(proxy: str, provider: StandInProvider) -> No
         )
     assert response.status_code == 200
     assert provider.requests[0].json["messages"][0]["content"] == text
+
+
+# --- bodies stream through; none is held ---------------------------------------------------------
+
+MEGABYTE = 1 << 20
+CHUNKED = b"Transfer-Encoding: chunked\r\n\r\n"
+UPLOAD = b"POST http://sink.example/upload HTTP/1.1\r\nHost: sink.example\r\n" + CHUNKED
+TOOL_UPLOAD = b"POST /_link/tools/memory-x/mcp HTTP/1.1\r\nHost: proxy\r\n" + CHUNKED
+
+
+@contextlib.contextmanager
+def sunk(tmp_path: Path, *, reading: bool) -> Iterator[str]:
+    """A proxy whose plain-HTTP upstream (sink.example) and tool bridge are sinks."""
+    web, bridge = Sink(reading=reading), Sink(tmp_path / "tools.sock", reading=reading)
+    settings = ProxySettings(
+        rules=Rules(),
+        port=3128,
+        log=ConnectionLog(tmp_path / "proxy.log"),
+        tools_socket=tmp_path / "tools.sock",
+        network=Internet({"sink.example": "93.184.215.40"}, {("93.184.215.40", 80): web.port}),
+    )
+    served = Served()
+    served.tcp("127.0.0.1", 0, Proxy(settings).handle)
+    try:
+        with served:
+            yield f"127.0.0.1:{served.ports[0]}"
+    finally:
+        web.close()
+        bridge.close()
+
+
+def upload(proxy: str, head: bytes, megabytes: int) -> bytes:
+    """A chunked body of `megabytes`, with no length said, then what came back."""
+    host, _, port = proxy.partition(":")
+    chunk = b"%x\r\n%s\r\n" % (MEGABYTE, b"x" * MEGABYTE)
+    with socket.create_connection((host, int(port)), timeout=60) as connection:
+        connection.sendall(head)
+        for _ in range(megabytes):
+            connection.sendall(chunk)
+        connection.sendall(b"0\r\n\r\n")
+        connection.shutdown(socket.SHUT_WR)
+        received = b""
+        while data := connection.recv(65536):
+            received += data
+    return received
+
+
+@pytest.mark.parametrize("head", [UPLOAD, TOOL_UPLOAD], ids=["plain-http", "tools"])
+def test_a_200_mb_body_without_a_length_goes_through_without_growing_the_proxy(tmp_path: Path, head: bytes) -> None:
+    with sunk(tmp_path, reading=True) as proxy, Peak() as peak:
+        received = upload(proxy, head, 200)
+    assert received.startswith(b"HTTP/1.1 200"), received[:200]
+    assert int(received.rpartition(b"\r\n\r\n")[2]) > 200 * MEGABYTE
+    assert peak.growth < 32 * MEGABYTE, f"the proxy grew by {peak.growth / MEGABYTE:.0f} MB"
+
+
+@pytest.mark.parametrize("head", [UPLOAD, TOOL_UPLOAD], ids=["plain-http", "tools"])
+def test_an_upstream_that_doesnt_read_holds_the_sender_back(tmp_path: Path, head: bytes) -> None:
+    """What the proxy takes in is what it passed on, a chunk at a time: the rest waits in the sender."""
+    chunk = b"%x\r\n%s\r\n" % (MEGABYTE, b"x" * MEGABYTE)
+    with sunk(tmp_path, reading=False) as proxy, Peak() as peak:
+        host, _, port = proxy.partition(":")
+        with socket.create_connection((host, int(port))) as connection:
+            connection.sendall(head)
+            connection.settimeout(1.0)
+            sent = 0
+            with contextlib.suppress(TimeoutError):
+                while sent < 200 * MEGABYTE:
+                    sent += connection.send(chunk)
+    assert sent < 32 * MEGABYTE, f"{sent / MEGABYTE:.0f} MB went in though nothing was read"
+    assert peak.growth < 32 * MEGABYTE, f"the proxy grew by {peak.growth / MEGABYTE:.0f} MB"
