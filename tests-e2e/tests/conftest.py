@@ -3,7 +3,7 @@
 Link is built from this tree into a release signed with a throwaway key and installed from it into
 a new virtual environment; its plugins install on first use from the same release. The model is the
 conformance kit's stand-in provider, reached only through the sandbox's proxy (which alone holds
-its key); Telegram is the fake Bot API of lnk_testing. The scenarios (test_1 ... test_7) then tell
+its key); Telegram is the fake Bot API of lnk_testing. The scenarios (test_1 ... test_8) then tell
 one story on that machine, in order.
 """
 

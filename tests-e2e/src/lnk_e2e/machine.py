@@ -26,7 +26,7 @@ its virtual environment) stays out. pip's own settings (PIP_*) are kept: lnk ins
 
 
 class Machine:
-    def __init__(self, root: Path, lnk: Path, release: Release, model: str, telegram: str) -> None:
+    def __init__(self, root: Path, lnk: Path, release: Release, model: str | None, telegram: str | None) -> None:
         self.root = root
         self.home = root / "home"
         self.config = self.home / ".config" / "lnk"
@@ -46,10 +46,14 @@ class Machine:
             # Plugins install on first use from the release, checked with its throwaway key.
             "LNK_INDEX": str(release.folder),
             "LNK_DEV_PUBLIC_KEY": str(release.public_key),
-            # The proxy sends OpenAI's traffic to the stand-in; the bridge talks to the fake Bot API.
-            "LNK_UPSTREAM_OPENAI": model,
-            "LNK_TELEGRAM_API": telegram,
         }
+        # The proxy sends OpenAI's traffic to the stand-in; the bridge talks to the fake Bot API.
+        if model is not None:
+            self.env["LNK_UPSTREAM_OPENAI"] = model
+        if telegram is not None:
+            self.env["LNK_TELEGRAM_API"] = telegram
+        self.prefix: list[str] = []
+        """What every command runs under (e.g. entering a network namespace of the test's own)."""
 
     # --- running lnk ---------------------------------------------------------------------------
 
@@ -58,7 +62,7 @@ class Machine:
     ) -> subprocess.CompletedProcess[str]:
         """A command run in this machine's terminal (its PATH finds `lnk`)."""
         done = subprocess.run(
-            argv,
+            [*self.prefix, *argv],
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True,
@@ -80,7 +84,7 @@ class Machine:
         """An lnk command left running (one that waits for someone, as connect does for the code); what
         it says on stdout and stderr comes on its stdout, line by line."""
         return subprocess.Popen(
-            ["lnk", *args],
+            [*self.prefix, "lnk", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
