@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePosixPath
@@ -22,7 +21,7 @@ TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".text"})
 EXTRACTED_SUFFIXES = frozenset({".pdf", ".docx"})
 CONVERSATION = "conversation.md"
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
@@ -71,6 +70,8 @@ class Found:
 class Skipped:
     path: str
     reason: str
+    unknown: bool = False
+    """A folder that couldn't be read: what was indexed under it is kept, since it may well be there."""
 
 
 @dataclass(frozen=True)
@@ -116,84 +117,6 @@ class Folder:
             return Kind.NOTES
         return Kind.CONVERSATION if source.layout is Layout.CONVERSATIONS else Kind.DOCUMENT
 
-    def walk(self) -> Iterator[Found | Skipped]:
-        for source in self.sources:
-            if source.layout is Layout.READ_ONLY:
-                continue
-            try:
-                root = os.open(source.root, _DIR_FLAGS)
-            except OSError:
-                continue  # not there yet: nothing to index
-            try:
-                if source.layout is Layout.TREE:
-                    yield from self._tree(source, root, ())
-                else:
-                    yield from self._conversations(source, root)
-            finally:
-                os.close(root)
-
-    def _tree(self, source: Source, fd: int, parts: tuple[str, ...]) -> Iterator[Found | Skipped]:
-        with os.scandir(fd) as entries:
-            names = sorted((e.name, e.is_symlink(), e.is_dir(follow_symlinks=False)) for e in entries)
-        for name, is_link, is_dir in names:
-            if name.startswith("."):
-                continue
-            path = source.prefix + "/".join((*parts, name))
-            if is_link:
-                yield Skipped(path, "a symbolic link: memory never follows one")
-                continue
-            if is_dir:
-                try:
-                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError as exc:
-                    yield Skipped(path, f"a folder memory can't open ({exc.strerror})")
-                    continue
-                try:
-                    yield from self._tree(source, child, (*parts, name))
-                finally:
-                    os.close(child)
-            elif supported(name):
-                yield self._found(source, fd, name, path)
-
-    def _conversations(self, source: Source, fd: int) -> Iterator[Found | Skipped]:
-        with os.scandir(fd) as entries:
-            found = sorted((e.name, e.is_symlink()) for e in entries if not e.name.startswith("."))
-        for name, is_link in found:
-            if is_link:
-                yield Skipped(f"{source.prefix}{name}", "a symbolic link: memory never follows one")
-                continue
-            try:
-                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
-            except OSError:
-                continue
-            try:
-                try:
-                    os.stat(CONVERSATION, dir_fd=child, follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                yield self._found(source, child, CONVERSATION, f"{source.prefix}{name}/{CONVERSATION}")
-            finally:
-                os.close(child)
-
-    def _found(self, source: Source, fd: int, name: str, path: str) -> Found | Skipped:
-        try:
-            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except OSError as exc:
-            return Skipped(path, f"can't be read ({exc.strerror})")
-        if stat.S_ISLNK(info.st_mode):
-            return Skipped(path, "a symbolic link: memory never follows one")
-        if not stat.S_ISREG(info.st_mode):
-            return Skipped(path, "not a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            return Skipped(path, f"larger than {MAX_FILE_BYTES // 2**20} MiB: left out, not half read")
-        return Found(
-            path,
-            self.kind_of(path, source),
-            info.st_size,
-            info.st_mtime,
-            f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}",
-        )
-
     def find(self, path: str) -> Found | Skipped | None:
         """One path as a walk would find it, or None when nothing is there."""
         source, _ = self.locate(path)
@@ -206,8 +129,7 @@ class Folder:
         os.close(handle)
         if info.st_size > MAX_FILE_BYTES:
             return Skipped(path, f"larger than {MAX_FILE_BYTES // 2**20} MiB: left out, not half read")
-        signature = f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
-        return Found(path, self.kind_of(path, source), info.st_size, info.st_mtime, signature)
+        return Found(path, self.kind_of(path, source), info.st_size, info.st_mtime, signature(info))
 
     def open(self, path: str) -> tuple[int, os.stat_result]:
         """An open handle on the file a path names, never through a link; the caller closes it."""
@@ -241,6 +163,11 @@ class Folder:
             os.close(handle)
 
 
+def signature(info: os.stat_result) -> str:
+    """Changes whenever the file may have: its size, modification time and inode."""
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+
 def supported(name: str) -> bool:
     suffix = PurePosixPath(name).suffix.lower()
     return suffix in TEXT_SUFFIXES or suffix in EXTRACTED_SUFFIXES
@@ -262,7 +189,7 @@ def _named(sources: tuple[Source, ...], notes: Path | None) -> str | None:
 
 def _open_dir(root: Path) -> int:
     try:
-        return os.open(root, _DIR_FLAGS)
+        return os.open(root, DIR_FLAGS)
     except OSError as exc:
         raise _refusal(exc, str(root)) from exc
 
@@ -270,7 +197,7 @@ def _open_dir(root: Path) -> int:
 def _step(fd: int, name: str, path: str) -> int:
     """The folder `name` inside `fd`, which it closes."""
     try:
-        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        return os.open(name, DIR_FLAGS, dir_fd=fd)
     except OSError as exc:
         raise _refusal(exc, path) from exc
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -12,9 +13,12 @@ from pathlib import PurePosixPath
 from lnk_link_memory import links, text
 from lnk_link_memory.chunking import Chunk, chunk
 from lnk_link_memory.extract import ExtractFailed, extract
-from lnk_link_memory.folder import Folder, Found, Kind, Refused, Skipped, extracted
+from lnk_link_memory.folder import Folder, Found, Kind, Missing, Refused, Skipped, extracted
 from lnk_link_memory.limits import MAX_TEXT_CHARS, REMOVED_KEPT
 from lnk_link_memory.store import Store
+from lnk_link_memory.walk import walk
+
+log = logging.getLogger(__name__)
 
 BASELINE = "baseline"
 """Set once memory has read the whole folder a first time: what was there then is not news."""
@@ -43,15 +47,19 @@ class Indexer:
         known = dict(db.execute("SELECT path, signature FROM documents").fetchall())
         skipped = {path: (reason, sig) for path, reason, sig in db.execute("SELECT * FROM skipped")}
         seen: set[str] = set()
+        unread: list[str] = []
         indexed = 0
-        for item in self.folder.walk():
+        for item in walk(self.folder):
             seen.add(item.path)
             if isinstance(item, Skipped):
+                if item.unknown:
+                    unread.append(item.path.rstrip("/") + "/")
                 if skipped.get(item.path) != (item.reason, "") or item.path in known:
                     self._skip(item.path, item.reason, "")
             elif known.get(item.path) != item.signature and skipped.get(item.path, ("", ""))[1] != item.signature:
-                indexed += self.index(item, first)
-        gone = [path for path in known if path not in seen]
+                indexed += self._index_one(item, first)
+        # What was under a folder that couldn't be read this time may well be there still: not removed.
+        gone = [path for path in known if path not in seen and not path.startswith(tuple(unread))]
         for path in gone:
             self.remove(path)
         stale = [path for path in skipped if path not in seen]
@@ -61,6 +69,17 @@ class Indexer:
         if first:
             self.store.set_meta(BASELINE, str(time.time()))
         return Scan(indexed, len(gone), time.monotonic() - started)
+
+    def _index_one(self, found: Found, first: bool) -> int:
+        """Index one document; whatever goes wrong with it is said for it alone, and the scan goes on."""
+        try:
+            return self.index(found, first)
+        except sqlite3.Error:
+            raise  # the index itself: a corrupt one is set aside and built again
+        except Exception as exc:
+            log.exception("indexing %s failed", found.path)
+            self._skip(found.path, f"couldn't be indexed ({type(exc).__name__}: {exc})", found.signature)
+            return 0
 
     def refresh(self, path: str) -> None:
         """Index one document now (after remember wrote it), not at the next scan."""
@@ -76,6 +95,9 @@ class Indexer:
         """Read and index one document; 1 when its words changed."""
         try:
             body = self._text(found)
+        except Missing:
+            self.remove(found.path)  # gone since the walk found it
+            return 0
         except (Refused, ExtractFailed) as exc:
             self._skip(found.path, str(exc), found.signature)
             return 0

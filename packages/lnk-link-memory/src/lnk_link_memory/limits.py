@@ -7,6 +7,9 @@ MAX_FILE_BYTES = 32 * 1024 * 1024
 MAX_TEXT_CHARS = 2 * 1024 * 1024
 """A document whose text runs past this is left out, not half read."""
 
+FOLDER_DEPTH = 64
+"""Folders nested deeper than this are left out: the walk holds a handle for each level it is inside."""
+
 CHUNK_CHARS = 1500
 """Chunks are split at headings, then blank lines, up to about this many characters."""
 
