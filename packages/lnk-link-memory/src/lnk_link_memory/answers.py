@@ -41,6 +41,12 @@ def now() -> float:
     return time.time()
 
 
+INCOMPLETE = (
+    "set while memory is still reading the folder (a first reading, or after its index was built again):"
+    " what it hasn't read yet can't be found"
+)
+
+
 class Hit(BaseModel):
     path: str
     title: str
@@ -56,6 +62,7 @@ class SearchAnswer(BaseModel):
     results: list[Hit]
     next: str | None = Field(None, description="give it back as `next` for more")
     embedded: str = Field(description="how far embedding has got, e.g. 812 of 1,000 chunks")
+    incomplete: str | None = Field(None, description=INCOMPLETE)
     note: str | None = None
 
 
@@ -82,6 +89,7 @@ class ListAnswer(BaseModel):
     entries: list[Entry]
     next: str | None = None
     total: int
+    incomplete: str | None = Field(None, description=INCOMPLETE)
 
 
 class LinkEntry(BaseModel):
@@ -96,6 +104,7 @@ class LinksAnswer(BaseModel):
     links_to: list[LinkEntry]
     linked_from: list[LinkEntry]
     left_out: int = Field(0, description="entries that didn't fit the size")
+    incomplete: str | None = Field(None, description=INCOMPLETE)
 
 
 class Remembered(BaseModel):
@@ -124,4 +133,5 @@ class Status(BaseModel):
     removed_kept: int
     notes: str | None
     last_scan: str | None = None
+    incomplete: str | None = Field(None, description=INCOMPLETE)
     error: str | None = None

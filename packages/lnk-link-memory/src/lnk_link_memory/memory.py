@@ -32,7 +32,7 @@ from lnk_link_memory.answers import (
 )
 from lnk_link_memory.embedding import Embedding
 from lnk_link_memory.folder import Folder, Kind, Refused, extracted
-from lnk_link_memory.indexer import Indexer
+from lnk_link_memory.indexer import BASELINE, Indexer
 from lnk_link_memory.limits import SCAN_SECONDS, SEARCH_PAGE
 from lnk_link_memory.models import Choice, ModelError, embedder
 from lnk_link_memory.notes import Notes, NotesError
@@ -101,6 +101,7 @@ class Memory:
         self._last_scan: float | None = None
         self._counted: tuple[int, tuple[int, int]] = (-1, (0, 0))
         self._error: str | None = None
+        self._rebuilt = False
         self._scanner = threading.Thread(target=self._scan_loop, name="scan", daemon=True)
         self._embedding: Embedding | None = None
         self._words = ThreadPoolExecutor(max_workers=1, thread_name_prefix="words")
@@ -190,6 +191,7 @@ class Memory:
             self.store.open()
             self.store.set_meta("model", self.config.choice.name)
             self.cache.forget()
+            self._rebuilt = True
             self._counted = (-1, (0, 0))
             self._corrupt.clear()
             self._wake.set()
@@ -225,7 +227,13 @@ class Memory:
             note = "searched by words only (embeddings: none)"
         groups = search.rank(db, by_words.result(), meaning)
         done, total = self._progress()
-        answer = SearchAnswer(results=[], next=None, embedded=f"{done:,} of {total:,} chunks embedded", note=note)
+        answer = SearchAnswer(
+            results=[],
+            next=None,
+            embedded=f"{done:,} of {total:,} chunks embedded",
+            incomplete=self._incomplete(),
+            note=note,
+        )
         page = groups[offset:]
         texts = self._passages(db, [g.chunk for g in page[:SEARCH_PAGE]])
         for found in page[:SEARCH_PAGE]:
@@ -266,6 +274,14 @@ class Memory:
             else:
                 out[int(chunk_id)] = (int(line), body)
         return out
+
+    def _incomplete(self) -> str | None:
+        """What an answer says while the index doesn't hold the whole folder yet, or None once it does."""
+        if self.store.meta(BASELINE) is not None:
+            return None
+        read = int(self.store.db().execute("SELECT count(*) FROM documents").fetchone()[0])
+        why = "its index is being built again" if self._rebuilt else "it is reading the folder for the first time"
+        return f"the index is incomplete: {read:,} document{'' if read == 1 else 's'} read so far ({why})"
 
     def _progress(self) -> tuple[int, int]:
         """(embedded, chunks), counted again only when the index's change counter moved."""
@@ -333,8 +349,8 @@ class Memory:
 
     def changes(self, since: str | None = None, size: int | None = None, next: str | None = None) -> ListAnswer:
         moment, offset, room = parse_since(since), _offset(next), budget(_size(size))
-        entries = self._guard(lambda: self._entries(moment))
-        answer = ListAnswer(entries=[], total=len(entries))
+        entries, incomplete = self._guard(lambda: (self._entries(moment), self._incomplete()))
+        answer = ListAnswer(entries=[], total=len(entries), incomplete=incomplete)
         for entry in entries[offset:]:
             answer.entries.append(entry)
             if chars(answer) > room:
@@ -372,6 +388,9 @@ class Memory:
         db = self.store.db()
         row = db.execute("SELECT id, stem FROM documents WHERE path = ?", (path,)).fetchone()
         if row is None:
+            incomplete = self._incomplete()
+            if incomplete is not None:
+                raise AskError(f"{path} is not a document memory holds yet: {incomplete}. Try again in a moment.")
             raise AskError(f"{path} is not a document memory holds: search or list give the paths there are.")
         doc, stem = int(row[0]), str(row[1])
         out: list[LinkEntry] = []
@@ -390,7 +409,7 @@ class Memory:
             if (source_path, kind) not in seen and links.resolve(db, kind, key) == path:
                 seen.add((source_path, kind))
                 incoming.append(LinkEntry(path=source_path, title=source_title, target=None, kind=kind))
-        answer = LinksAnswer(path=path, links_to=[], linked_from=[], left_out=0)
+        answer = LinksAnswer(path=path, links_to=[], linked_from=[], left_out=0, incomplete=self._incomplete())
         for entry, into in [(e, answer.links_to) for e in out] + [(e, answer.linked_from) for e in incoming]:
             into.append(entry)
             if chars(answer) > room:
@@ -461,5 +480,6 @@ class Memory:
             removed_kept=int(db.execute("SELECT count(*) FROM removed").fetchone()[0]),
             notes=self.folder.notes if self.notes is not None else None,
             last_scan=when(self._last_scan) if self._last_scan else None,
+            incomplete=self._incomplete(),
             error=error,
         )
