@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from link_plugin.bridge.split import fitting
 from lnk_link_memory.limits import ANSWER_TOKENS, TOKEN_CHARS
 
 READ_ONLY = ("search", "read", "list", "links")
@@ -35,6 +37,16 @@ _CURSOR = 24
 def chars(model: BaseModel) -> int:
     """How many characters the answer takes as sent, with room for its `next`."""
     return len(model.model_dump_json()) + _CURSOR
+
+
+def json_chars(text: str) -> int:
+    """How many characters a string takes inside an answer (its JSON escapes counted, not its quotes)."""
+    return len(json.dumps(text, ensure_ascii=False)) - 2
+
+
+def clip_json(text: str, room: int) -> str:
+    """The longest start of a text taking at most `room` characters inside an answer (at least one)."""
+    return text[: max(1, fitting(text, room, json_chars))]
 
 
 def now() -> float:

@@ -28,6 +28,8 @@ from lnk_link_memory.answers import (
     Status,
     budget,
     chars,
+    clip_json,
+    json_chars,
     when,
 )
 from lnk_link_memory.embedding import Embedding
@@ -300,22 +302,32 @@ class Memory:
         first = 1 if start is None else start
         if first < 1:
             raise AskError(f"from {first}: lines are counted from 1.")
-        room = budget(_size(size))
+        budget_chars = budget(_size(size))
         body, title = self._guard(lambda: self._body(path))
         lines = body.splitlines() or [""]
         if first > len(lines):
             raise AskError(f"{path} has {len(lines)} lines: give `from` between 1 and {len(lines)}.")
-        room = max(1, room - 300)  # what the rest of the answer takes
+        # What the answer holds besides its text, at its largest: the text gets the rest of the size.
+        envelope = ReadAnswer(
+            path=path, title=title, start=first, end=len(lines), lines=len(lines), text="", next=len(lines), cut=True
+        )
+        room = budget_chars - chars(envelope)
         taken: list[str] = []
         used = 0
         cut = False
         for line in lines[first - 1 :]:
-            if taken and used + len(line) + 1 > room:
+            width = json_chars(line)
+            if taken and used + width + 2 > room:  # each line after the first adds "\n" (2 characters in JSON)
                 break
-            if not taken and len(line) > room:
-                line, cut = line[:room], True
+            if not taken and width > budget_chars:
+                # Longer than the size itself: cut, to what the answer has room for, or when the size is
+                # too small to hold even the answer around it, to the size.
+                line, cut = clip_json(line, room if room >= budget_chars // 2 else budget_chars), True
+                width = json_chars(line)
+            used += width + (2 if taken else 0)
             taken.append(line)
-            used += len(line) + 1
+            if cut:
+                break  # a cut line comes alone: the next read starts at the line after it
         end = first + len(taken) - 1
         return ReadAnswer(
             path=path,
