@@ -15,8 +15,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def suites() -> list[Path]:
-    """Folders with tests: each package, the conformance kit, then the end-to-end suite last."""
-    packages = sorted(p.parent for p in (ROOT / "packages").glob("*/tests") if not p.parent.name.startswith("_"))
+    """Folders with tests: each package and adapter, the conformance kit, then the end-to-end suite last."""
+    packages = sorted(
+        p.parent
+        for folder in ("packages", "adapters")
+        for p in (ROOT / folder).glob("*/tests")
+        if not p.parent.name.startswith("_")
+    )
     others = [ROOT / "conformance-kit", ROOT / "release", ROOT / "tests-e2e"]
     return packages + [p for p in others if (p / "tests").is_dir() or list(p.glob("test_*.py"))]
 

@@ -1,0 +1,3 @@
+from lnk_qmd.cli import main
+
+main()
