@@ -25,7 +25,7 @@ from lnk.release import ENV_INDEX
 from lnk.signing import ENV_DEV_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
-COPIED = ("packages", "conformance-kit", "hatch.toml")
+COPIED = ("packages", "adapters", "conformance-kit", "hatch.toml")
 IGNORED = shutil.ignore_patterns("__pycache__", "*.egg-info", ".pytest_cache", ".mypy_cache", ".ruff_cache", "dist")
 
 TELEGRAM_CLI = '''"""lnk-telegram as the release tests make it from the template."""

@@ -24,7 +24,9 @@ def manifest_of(release: Path) -> Manifest:
 def test_every_package_is_released_at_its_own_version(tree: Path, release: Path) -> None:
     manifest = manifest_of(release)
     expected = sorted(
-        [str(p.parent.relative_to(tree)) for p in (tree / "packages").glob("*/pyproject.toml")] + ["conformance-kit"]
+        [str(p.parent.relative_to(tree)) for p in tree.glob("packages/*/pyproject.toml")]
+        + [str(p.parent.relative_to(tree)) for p in tree.glob("adapters/*/pyproject.toml")]
+        + ["conformance-kit"]
     )
     assert sorted(d.path for d in manifest.distributions if d.path) == [e for e in expected if "/_" not in e]
     for dist in manifest.distributions:
@@ -34,6 +36,8 @@ def test_every_package_is_released_at_its_own_version(tree: Path, release: Path)
     assert manifest.core == source_version(tree / "packages" / "lnk-core")
     assert manifest.distribution("lnk-telegram") is not None
     assert manifest.distribution("lnk-telegram").scripts == ["lnk-telegram"]  # type: ignore[union-attr]
+    # An outside plugin in adapters/ is built and signed as any package, so lnk installs it on first use.
+    assert manifest.distribution("lnk-qmd").scripts == ["lnk-qmd"]  # type: ignore[union-attr]
 
 
 def test_the_simple_index_links_every_file_with_its_sha256(release: Path) -> None:
@@ -59,12 +63,14 @@ def test_minisign_accepts_every_signature(release: Path, key: Key) -> None:
 
 
 def test_only_released_folders_are_found(tmp_path: Path) -> None:
-    for folder in ("packages/_template", "packages/lnk-a", "packages/notes", "testing/lnk-testing", "conformance-kit"):
+    folders = ("packages/_template", "packages/lnk-a", "packages/notes", "adapters/lnk-b", "testing/lnk-testing")
+    for folder in (*folders, "conformance-kit"):
         (tmp_path / folder).mkdir(parents=True)
         if folder != "packages/notes":
             (tmp_path / folder / "pyproject.toml").write_text("")
     assert [p.folder.relative_to(tmp_path).as_posix() for p in packages(tmp_path)] == [
         "packages/lnk-a",
+        "adapters/lnk-b",
         "conformance-kit",
     ]
 

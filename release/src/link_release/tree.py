@@ -1,8 +1,9 @@
 """What a release is made of: every package folder in the tree, found rather than listed.
 
-Every folder under packages/ with a pyproject.toml, except those whose name starts with `_`
-(the template), and the conformance kit. testing/ and release/ are the repository's own tools and
-never released.
+Every folder under packages/ and adapters/ (outside plugins, each laid out as its own repository
+would be, and installed on first use like any plugin) with a pyproject.toml, except those whose
+name starts with `_` (the template), and the conformance kit. testing/ and release/ are the
+repository's own tools and never released.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from link_plugin.errors import LinkError
 
+RELEASED_FOLDERS = ("packages", "adapters")
 RELEASED_BESIDE_PACKAGES = ("conformance-kit",)
 
 
@@ -39,7 +41,8 @@ def packages(root: Path) -> list[Package]:
     """The released packages of the tree at `root`, in a stable order."""
     found = [
         Package(p.parent)
-        for p in sorted((root / "packages").glob("*/pyproject.toml"))
+        for folder in RELEASED_FOLDERS
+        for p in sorted((root / folder).glob("*/pyproject.toml"))
         if not p.parent.name.startswith(("_", "."))
     ]
     found += [Package(root / name) for name in RELEASED_BESIDE_PACKAGES if (root / name / "pyproject.toml").is_file()]
