@@ -17,7 +17,7 @@ KNOWN: dict[str, str] = {
 DEFAULT_HARNESS = "link"
 """The harness of an agent whose settings name none: Link Harness."""
 
-MEMORIES: dict[str, str] = {"link": "lnk-link-memory"}
+MEMORIES: dict[str, str] = {"link": "lnk-link-memory", "qmd": "lnk-qmd"}
 """Memory engine name -> its executable."""
 
 CHANNELS: dict[str, str] = {name: f"lnk-{name}" for name in ("telegram", "slack", "discord", "whatsapp", "signal")}
