@@ -4,6 +4,7 @@ it is built again after a corrupt index, with how many documents were read so fa
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -11,12 +12,15 @@ from conftest import MakeMemory, wait_for, write
 from lnk_link_memory import indexer
 from lnk_link_memory.folder import Found, Skipped
 from lnk_link_memory.memory import INDEX, AskError
+from lnk_link_memory.store import BATCH_SECONDS
 
 from link_plugin.layout import AgentFolder
 
 
 class Held:
-    """The walk holds still after `after` documents until let go: a scan caught in the middle."""
+    """The walk holds still once `after` documents are written and committed: a scan caught in the
+    middle. Writes are committed a batch at a time, by the time the walk moves on BATCH_SECONDS
+    after a batch began: it waits that long before the next document, then holds after it."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, after: int) -> None:
         self.after = after
@@ -27,6 +31,8 @@ class Held:
         def held(folder: object) -> Iterator[Found | Skipped]:
             for count, item in enumerate(walk(folder)):  # type: ignore[arg-type]
                 if count == self.after and not self.go.is_set():
+                    time.sleep(BATCH_SECONDS * 1.5)
+                if count == self.after + 1 and not self.go.is_set():
                     self.reached.set()
                     self.go.wait(30)
                 yield item
@@ -74,12 +80,12 @@ def test_answers_say_a_rebuilt_index_is_still_filling(
     memory.close()
     path = agent.memory_state("link") / INDEX
     path.write_bytes(b"\xff" * path.stat().st_size)  # corrupt: set aside and built again at the next start
-    held = Held(monkeypatch, after=1)
+    held = Held(monkeypatch, after=2)
     again = memory_of(agent)
     assert held.reached.wait(30)
     answer = again.search("ibis")
     assert answer.incomplete is not None and "being built again" in answer.incomplete
-    assert "1 document read so far" in answer.incomplete and len(answer.results) == 1
+    assert "2 documents read so far" in answer.incomplete and len(answer.results) == 2
     held.go.set()
     wait_for(lambda: again.search("ibis").incomplete is None)
     assert len(again.search("ibis").results) == 5

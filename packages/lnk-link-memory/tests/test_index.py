@@ -4,11 +4,14 @@ only changed chunks embedded again, and a corrupt file set aside and built again
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 
 import pytest
 from conftest import MakeMemory, wait_for, write
 from fake_embeddings import FakeEmbeddings
+from lnk_link_memory import text
+from lnk_link_memory.embedding import WORDS_FIRST
 from lnk_link_memory.memory import INDEX
 
 from link_plugin.layout import AgentFolder
@@ -142,3 +145,28 @@ def test_search_keeps_answering_when_the_index_breaks_under_it(agent: AgentFolde
     memory.search("badger")  # answers (perhaps from a fresh, still filling index) instead of failing
     memory.scan()
     wait_for(lambda: len(memory.search("badger").results) == 10)
+
+
+def test_embedding_waits_while_words_are_indexed(
+    agent: AgentFolder, memory_of: MakeMemory, server: FakeEmbeddings
+) -> None:
+    """Words first: while any scan of the engine indexes documents, no embedding starts."""
+    write(agent.memory / "a.md", "# A\n\nthe gannet dives\n")
+    with WORDS_FIRST.indexing():  # another agent's scan, writing its documents
+        memory = memory_of(agent, embeddings=MODEL, server=server.url)
+        memory.scan()
+        time.sleep(1.5)
+        assert server.requests == [] and memory.search("gannet").results[0].matched == "words"
+    wait_for(lambda: memory.status().embedded == memory.status().chunks > 0)
+
+
+def test_sketches_made_the_old_way_are_made_again_from_the_bags(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "a.md", "# A\n\n" + " ".join(f"word{i}" for i in range(40)) + "\n")
+    memory = memory_of(agent)
+    memory.scan()
+    db = memory.store.db()
+    db.execute("UPDATE documents SET sketch = zeroblob(256)")
+    db.execute("UPDATE meta SET value = '1' WHERE key = 'sketches'")
+    memory.scan()
+    bag, sketch = db.execute("SELECT bag, sketch FROM documents").fetchone()
+    assert sketch == text.sketch(bag) and memory.store.meta("sketches") == text.SKETCH_VERSION

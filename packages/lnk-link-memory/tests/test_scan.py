@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MakeMemory, write
-from lnk_link_memory import indexer
+from lnk_link_memory import indexer, prepare
 from lnk_link_memory.folder import Folder, Found, Skipped
 from lnk_link_memory.limits import FOLDER_DEPTH
 from lnk_link_memory.memory import Config, Memory
@@ -257,14 +257,14 @@ def test_a_document_that_fails_to_index_is_said_for_itself(
 ) -> None:
     write(agent.memory / "bad.md", "# Bad\n\nthe fulmar poisons the chunker\n")
     write(agent.memory / "good.md", "# Good\n\nthe fulmar\n")
-    chunk = indexer.chunk
+    chunk = prepare.chunk
 
     def failing(body: str, *args: int) -> object:
         if "poisons" in body:
             raise ValueError("a chunker bug")
         return chunk(body, *args)
 
-    monkeypatch.setattr(indexer, "chunk", failing)
+    monkeypatch.setattr(prepare, "chunk", failing)
     memory = memory_of(agent)
     memory.scan()
     assert [hit.path for hit in memory.search("fulmar").results] == ["memory/good.md"]

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -20,6 +22,36 @@ BATCH = 8
 """Chunks per run of the model: larger batches run no faster here and take far more memory."""
 _FETCH = 256
 log = logging.getLogger(__name__)
+
+
+class WordsFirst:
+    """Indexing words comes first: while any scan of this process writes documents, no embedding
+    starts. The model takes every core it is given; a folder's words, searchable at once, would
+    otherwise wait on vectors that only add to them."""
+
+    def __init__(self) -> None:
+        self._indexing = 0
+        self._changed = threading.Condition()
+
+    @contextmanager
+    def indexing(self) -> Iterator[None]:
+        with self._changed:
+            self._indexing += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._indexing -= 1
+                self._changed.notify_all()
+
+    def wait(self, stop: threading.Event, seconds: float = 1.0) -> None:
+        """Return once no scan is indexing (or stop is set); looks again at least every `seconds`."""
+        with self._changed:
+            while self._indexing and not stop.is_set():
+                self._changed.wait(seconds)
+
+
+WORDS_FIRST = WordsFirst()
 
 
 def chunk_text(title: str, body: str, is_title: bool) -> str:
@@ -79,6 +111,7 @@ class Embedding(threading.Thread):
         batches = [rows[start : start + BATCH] for start in range(0, len(rows), BATCH)]
 
         def embed(batch: list[tuple[int, str, str, str, int]]) -> Future[Vectors]:
+            WORDS_FIRST.wait(self.stop)
             return self._ahead.submit(model.embed, [chunk_text(r[3], r[2], bool(r[4])) for r in batch])
 
         # The next batch is embedded while this one's vectors are written: the model never waits on the index.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import logging
 import os
 import sqlite3
@@ -11,17 +11,20 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from lnk_link_memory import links, text
-from lnk_link_memory.chunking import Chunk, chunk
+from lnk_link_memory.embedding import WORDS_FIRST
 from lnk_link_memory.extract import ExtractFailed, extract
 from lnk_link_memory.folder import Folder, Found, Kind, Missing, Refused, Skipped, extracted
 from lnk_link_memory.limits import MAX_TEXT_CHARS, REMOVED_KEPT
-from lnk_link_memory.store import Store
+from lnk_link_memory.prepare import Prepared, digest, prepare
+from lnk_link_memory.store import Batch, Store
 from lnk_link_memory.walk import walk
 
 log = logging.getLogger(__name__)
 
 BASELINE = "baseline"
 """Set once memory has read the whole folder a first time: what was there then is not news."""
+SKETCHES = "sketches"
+"""How the documents' sketches were made (text.SKETCH_VERSION)."""
 
 
 @dataclass(frozen=True)
@@ -31,44 +34,72 @@ class Scan:
     seconds: float
 
 
-def _hash(data: str) -> str:
-    return hashlib.sha256(data.encode()).hexdigest()
-
-
 class Indexer:
     def __init__(self, folder: Folder, store: Store) -> None:
         self.folder = folder
         self.store = store
+        self._batch: Batch | None = None
+        self._words_first: contextlib.ExitStack | None = None
+        """Held from a scan's first document to index to its end: embedding waits meanwhile."""
+        self._indexing = False
 
     def scan(self) -> Scan:
         started = time.monotonic()
         db = self.store.db()
+        self._sketches()
         first = self.store.meta(BASELINE) is None
         known = dict(db.execute("SELECT path, signature FROM documents").fetchall())
         skipped = {path: (reason, sig) for path, reason, sig in db.execute("SELECT * FROM skipped")}
         seen: set[str] = set()
         unread: list[str] = []
         indexed = 0
-        for item in walk(self.folder):
-            seen.add(item.path)
-            if isinstance(item, Skipped):
-                if item.unknown:
-                    unread.append(item.path.rstrip("/") + "/")
-                if skipped.get(item.path) != (item.reason, "") or item.path in known:
-                    self._skip(item.path, item.reason, "")
-            elif known.get(item.path) != item.signature and skipped.get(item.path, ("", ""))[1] != item.signature:
-                indexed += self._index_one(item, first)
-        # What was under a folder that couldn't be read this time may well be there still: not removed.
-        gone = [path for path in known if path not in seen and not path.startswith(tuple(unread))]
-        for path in gone:
-            self.remove(path)
-        stale = [path for path in skipped if path not in seen]
-        if stale:
-            with self.store.write() as w:
-                w.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in stale])
+        # Changes share a transaction committed every quarter second or so: one per document cost
+        # as much as the document's words did.
+        try:
+            with self.store.batch() as self._batch, contextlib.ExitStack() as self._words_first:
+                for item in walk(self.folder):
+                    self._batch.tick()
+                    seen.add(item.path)
+                    if isinstance(item, Skipped):
+                        if item.unknown:
+                            unread.append(item.path.rstrip("/") + "/")
+                        if skipped.get(item.path) != (item.reason, "") or item.path in known:
+                            self._skip(item.path, item.reason, "")
+                    elif known.get(item.path) != item.signature != skipped.get(item.path, ("", ""))[1]:
+                        indexed += self._index_one(item, first)
+                # What was under a folder that couldn't be read this time may well be there still: not removed.
+                gone = [path for path in known if path not in seen and not path.startswith(tuple(unread))]
+                for path in gone:
+                    self.remove(path)
+                stale = [path for path in skipped if path not in seen]
+                if stale:
+                    with self.store.write() as w:
+                        w.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in stale])
+        finally:
+            self._batch = self._words_first = None
+            self._indexing = False
         if first:
             self.store.set_meta(BASELINE, str(time.time()))
         return Scan(indexed, len(gone), time.monotonic() - started)
+
+    def _sketches(self) -> None:
+        """Sketches made another way than this release's are made again from each document's bag."""
+        if self.store.meta(SKETCHES) == text.SKETCH_VERSION:
+            return
+        with self.store.write() as w:
+            rows = w.execute("SELECT id, bag FROM documents").fetchall()
+            w.executemany("UPDATE documents SET sketch = ? WHERE id = ?", [(text.sketch(b), i) for i, b in rows])
+            w.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (SKETCHES, text.SKETCH_VERSION))
+
+    def refresh(self, path: str) -> None:
+        """Index one document now (after remember wrote it), not at the next scan."""
+        item = self.folder.find(path)
+        if item is None:
+            self.remove(path)
+        elif isinstance(item, Skipped):
+            self._skip(item.path, item.reason, "")
+        else:
+            self.index(item, first=False)
 
     def _index_one(self, found: Found, first: bool) -> int:
         """Index one document; whatever goes wrong with it is said for it alone, and the scan goes on."""
@@ -81,16 +112,6 @@ class Indexer:
             self._skip(found.path, f"couldn't be indexed ({type(exc).__name__}: {exc})", found.signature)
             return 0
 
-    def refresh(self, path: str) -> None:
-        """Index one document now (after remember wrote it), not at the next scan."""
-        item = self.folder.find(path)
-        if item is None:
-            self.remove(path)
-        elif isinstance(item, Skipped):
-            self._skip(item.path, item.reason, "")
-        else:
-            self.index(item, first=False)
-
     def index(self, found: Found, first: bool) -> int:
         """Read and index one document; 1 when its words changed."""
         try:
@@ -101,23 +122,31 @@ class Indexer:
         except (Refused, ExtractFailed) as exc:
             self._skip(found.path, str(exc), found.signature)
             return 0
-        digest = _hash(body)
+        body_hash = digest(body)
         db = self.store.db()
         row = db.execute("SELECT id, hash FROM documents WHERE path = ?", (found.path,)).fetchone()
-        if row is not None and row[1] == digest:
+        if row is not None and row[1] == body_hash:
             with self.store.write() as w:
                 w.execute(
                     "UPDATE documents SET signature = ?, mtime = ? WHERE id = ?", (found.signature, found.mtime, row[0])
                 )
                 w.execute("DELETE FROM skipped WHERE path = ?", (found.path,))
             return 0
-        self._write(found, body, digest, row[0] if row else None, first)
+        if self._words_first is not None and not self._indexing:
+            self._words_first.enter_context(WORDS_FIRST.indexing())
+            self._indexing = True
+        source, parts = self.folder.locate(found.path)
+        conversation = parts[0] if found.kind is Kind.CONVERSATION else None
+        prepared = prepare(found.path, conversation, source.prefix, body)
+        self._write(found, body, body_hash, row[0] if row else None, first, prepared)
         return 1
 
     def _text(self, found: Found) -> str:
         handle, _ = self.folder.open(found.path)
         try:
             if extracted(found.path):
+                if self._batch is not None:
+                    self._batch.commit()  # nothing waits on the extraction, which may take seconds
                 body = extract(handle, PurePosixPath(found.path).suffix)
             else:
                 with os.fdopen(handle, "rb", closefd=False) as stream:
@@ -128,36 +157,25 @@ class Indexer:
             raise ExtractFailed(f"its text runs past {MAX_TEXT_CHARS // 2**20} MiB: left out, not half read")
         return body.replace("\x00", "")
 
-    def _write(self, found: Found, body: str, digest: str, doc: int | None, first: bool) -> None:
-        source, parts = self.folder.locate(found.path)
-        if found.kind is Kind.CONVERSATION:
-            title = text.heading_title(body) or text.clip(f"Conversation {parts[0]}")
-            name_title = None
-        else:
-            title = text.heading_title(body) or text.name_title(found.path)
-            name_title = text.name_title(found.path)
-        words = text.tokens(body)
-        bag, sketch = text.fingerprint(words)
-        pieces = chunk(body)
-        stem = links.without_suffix("/".join(parts)).lower()
-        found_links = links.found_in(body, found.path, source.prefix)
+    def _write(self, found: Found, body: str, body_hash: str, doc: int | None, first: bool, prepared: Prepared) -> None:
+        stem = links.without_suffix(found.path[len(self.folder.locate(found.path)[0].prefix) :]).lower()
         now = time.time()
         values: dict[str, object] = {
             "kind": found.kind.value,
-            "title": title,
+            "title": prepared.title,
             "signature": found.signature,
-            "hash": digest,
+            "hash": body_hash,
             "mtime": found.mtime,
-            "words": len(words),
-            "words_hash": _hash(" ".join(words)),
-            "bag": bag,
-            "sketch": sketch,
+            "words": prepared.words,
+            "words_hash": prepared.words_hash,
+            "bag": prepared.bag,
+            "sketch": prepared.sketch,
             "text": body if extracted(found.path) else None,
         }
         with self.store.write() as w:
             if doc is None:
                 w.execute("DELETE FROM removed WHERE path = ?", (found.path,))
-                name = PurePosixPath(stem).name
+                name = stem.rsplit("/", 1)[-1]
                 values.update(path=found.path, name=name, stem=stem, first_seen=now, before=int(first), changed=None)
                 columns, marks = ", ".join(values), ", ".join("?" * len(values))
                 insert = w.execute(f"INSERT INTO documents({columns}) VALUES ({marks})", tuple(values.values()))
@@ -166,44 +184,44 @@ class Indexer:
                 values["changed"] = now
                 assignments = ", ".join(f"{column} = ?" for column in values)
                 w.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc))
-            self._chunks(w, doc, title, name_title, pieces)
+            self._chunks(w, doc, prepared.title, prepared.name_title, prepared.pieces)
             w.execute("DELETE FROM links WHERE doc = ?", (doc,))
             w.executemany(
                 "INSERT INTO links(doc, ord, kind, target, key) VALUES (?,?,?,?,?)",
-                [(doc, i, link.kind, link.target, link.key) for i, link in enumerate(found_links)],
+                [(doc, i, link.kind, link.target, link.key) for i, link in enumerate(prepared.links)],
             )
             w.execute("DELETE FROM skipped WHERE path = ?", (found.path,))
 
-    def _chunks(self, w: sqlite3.Connection, doc: int, title: str, name_title: str | None, pieces: list[Chunk]) -> None:
+    def _chunks(
+        self, w: sqlite3.Connection, doc: int, title: str, name_title: str | None, pieces: list[tuple[int, str]]
+    ) -> None:
         """Replace a document's chunks, keeping (and so not embedding again) each one whose words are the same."""
         old: dict[str, int] = {}
         for chunk_id, chunk_hash in w.execute("SELECT id, hash FROM chunks WHERE doc = ?", (doc,)):
             old.setdefault(chunk_hash, chunk_id)
         wanted: list[tuple[int, str, str, bool]] = []
         if name_title:
-            wanted.append((0, name_title, _hash("title\n" + name_title), True))
-        wanted.extend((piece.line, piece.text, _hash(title + "\n\n" + piece.text), False) for piece in pieces)
-        kept: set[int] = set()
+            wanted.append((0, name_title, digest("title\n" + name_title), True))
+        wanted.extend((line, piece, digest(title + "\n\n" + piece), False) for line, piece in pieces)
+        # New chunks are numbered here, so all of them go in at once: the write lock is held.
+        next_id = int(w.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
+        moved: list[tuple[int, int, int]] = []
+        added: list[tuple[int, int, int, int, str, str, int]] = []
+        words: list[tuple[int, str, str]] = []
+        indexed_title = text.for_index(title)
         for order, (line, body, chunk_hash, is_title) in enumerate(wanted):
-            reuse = old.pop(chunk_hash, None)
-            if reuse is not None:
-                kept.add(reuse)
-                w.execute("UPDATE chunks SET ord = ?, line = ? WHERE id = ?", (order, line, reuse))
-                w.execute("DELETE FROM fts WHERE rowid = ?", (reuse,))
-                chunk_id = reuse
+            chunk_id = old.pop(chunk_hash, None)
+            if chunk_id is not None:
+                moved.append((order, line, chunk_id))
             else:
-                chunk_id = int(
-                    w.execute(
-                        "INSERT INTO chunks(doc, ord, line, text, hash, title) VALUES (?,?,?,?,?,?)",
-                        (doc, order, line, body, chunk_hash, int(is_title)),
-                    ).lastrowid
-                    or 0
-                )
-            w.execute(
-                "INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)",
-                (chunk_id, text.for_index(title), "" if is_title else text.for_index(body)),
-            )
+                chunk_id, next_id = next_id, next_id + 1
+                added.append((chunk_id, doc, order, line, body, chunk_hash, int(is_title)))
+            words.append((chunk_id, indexed_title, "" if is_title else text.for_index(body)))
         w.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in old.values()])
+        w.executemany("UPDATE chunks SET ord = ?, line = ? WHERE id = ?", moved)
+        w.executemany("DELETE FROM fts WHERE rowid = ?", [(chunk_id,) for _, _, chunk_id in moved])
+        w.executemany("INSERT INTO chunks(id, doc, ord, line, text, hash, title) VALUES (?,?,?,?,?,?,?)", added)
+        w.executemany("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", words)
 
     def remove(self, path: str) -> None:
         with self.store.write() as w:

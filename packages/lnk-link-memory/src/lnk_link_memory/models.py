@@ -136,6 +136,10 @@ class MiniLM:
         # Memory the model asks for is given back after each run, so an engine's size doesn't grow
         # with the largest batch it ever saw.
         options.enable_cpu_mem_arena = False
+        # Its threads sleep between runs instead of spinning: the cores go to indexing words (and
+        # everything else on the machine) while the engine waits on the index.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
             str(_checked(model, _MODEL_SHA256, "The embedding model")), options, providers=["CPUExecutionProvider"]
         )

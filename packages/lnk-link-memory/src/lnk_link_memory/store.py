@@ -113,6 +113,30 @@ def corrupt(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and any(word in str(exc).lower() for word in _CORRUPT)
 
 
+BATCH_SECONDS = 0.25
+"""A batch of changes is committed at least this often: what it holds shows in searches by then."""
+
+
+class Batch:
+    """An open transaction many changes share (see Store.batch)."""
+
+    def __init__(self, db: sqlite3.Connection, seconds: float) -> None:
+        self.db = db
+        self.seconds = seconds
+        self.began = 0.0
+
+    def commit(self) -> None:
+        """Commit what is done now: before a slow step, so no other writer waits on it."""
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+
+    def tick(self) -> None:
+        """Commit what is done if it has waited long enough: a scan walking on past its last change
+        holds no other writer up."""
+        if self.db.in_transaction and time.monotonic() - self.began >= self.seconds:
+            self.db.execute("COMMIT")
+
+
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -153,14 +177,49 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
+        """One change, all or nothing: its own transaction, or within this thread's batch a savepoint
+        of the batch's transaction (begun at its first change, committed now and then)."""
         db = self.db()
-        db.execute("BEGIN IMMEDIATE")
+        batch: Batch | None = getattr(self._local, "batch", None)
+        if not db.in_transaction:
+            if batch is None:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+                return
+            db.execute("BEGIN IMMEDIATE")
+            batch.began = time.monotonic()
+        db.execute("SAVEPOINT change")
         try:
             yield db
         except BaseException:
-            db.execute("ROLLBACK")
+            db.execute("ROLLBACK TO change")
+            db.execute("RELEASE change")
             raise
-        db.execute("COMMIT")
+        db.execute("RELEASE change")
+        if batch is not None:
+            batch.tick()
+
+    @contextmanager
+    def batch(self, seconds: float = BATCH_SECONDS) -> Iterator[Batch]:
+        """This thread's changes in few transactions, each committed within about `seconds` of its first
+        change (so searches see them soon, and no other writer waits long)."""
+        db = self.db()
+        batch = Batch(db, seconds)
+        self._local.batch = batch
+        try:
+            yield batch
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        finally:
+            self._local.batch = None
+        batch.commit()
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

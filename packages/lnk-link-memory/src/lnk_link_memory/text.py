@@ -26,6 +26,7 @@ _CJK = (
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(rf"[{_CJK}]+|[^\W_]+(?:['’][^\W_]+)*")
+_PLAIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 STOPWORDS = frozenset(
     [
@@ -174,20 +175,30 @@ def _bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
+def has_cjk(text: str) -> bool:
+    """Whether a text holds CJK (most texts, all ASCII, are told at once)."""
+    return not text.isascii() and _CJK_RUN.search(text) is not None
+
+
 def tokens(text: str) -> list[str]:
     """The words of a text, lowercased, CJK runs as bigrams."""
+    lowered = text.lower().replace("’", "'")
+    if not has_cjk(lowered):
+        return _PLAIN_WORD.findall(lowered)  # the common case, found in one pass
     out: list[str] = []
-    for match in _WORD.finditer(text.lower()):
+    for match in _WORD.finditer(lowered):
         word = match.group()
         if _CJK_RUN.fullmatch(word):
             out.extend(_bigrams(word))
         else:
-            out.append(word.replace("’", "'"))
+            out.append(word)
     return out
 
 
 def for_index(text: str) -> str:
     """The text as the full-text index stores it: CJK runs spelled out as bigrams."""
+    if not has_cjk(text):
+        return text
     return _CJK_RUN.sub(lambda m: " " + " ".join(_bigrams(m.group())) + " ", text)
 
 
@@ -212,28 +223,56 @@ def match_query(query: str, limit: int = 64) -> str | None:
 
 SKETCH = 32
 """How many min-hashes a document's words are summed up by, to find copies without comparing every pair."""
-_SEEDS = np.array([0x9E3779B97F4A7C15 * (i + 1) % 2**64 for i in range(SKETCH)], dtype=np.uint64)
+SKETCH_VERSION = "2"
+"""Which way sketches are made: an index holding another's has them made again from its bags."""
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
+_BIN_SHIFT = np.uint64(64 - 5)  # the top 5 bits of a hash: which of the 32 bins it falls in
+_EMPTY = np.iinfo(np.uint64).max
+_HASHES: dict[str, int] = {}
+"""Each word's hash, kept across documents: most words of a folder come again and again."""
+_HASHES_KEPT = 500_000
+
+
+def _word_hash(word: str) -> int:
+    return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
 
 
 def fingerprint(words: list[str]) -> tuple[bytes, bytes]:
     """A document's words as (bag, sketch): its distinct words' hashes (sorted) with their counts, and
     min-hashes of them. Documents sharing most words share most of their sketch."""
-    pairs = sorted(
-        (int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little"), count)
-        for word, count in Counter(words).items()
-    )
-    if not pairs:
-        return b"", np.full(SKETCH, np.iinfo(np.uint64).max, dtype=np.uint64).tobytes()
-    hashes = np.array([h for h, _ in pairs], dtype=np.uint64)
-    tally = np.array([n for _, n in pairs], dtype=np.uint64)
-    # Each occurrence is its own element (the word's 1st, 2nd, ... time), so the sketch follows the
-    # counts as the copy rule does, not just which words appear.
-    starts = np.repeat(np.cumsum(tally) - tally, tally.astype(np.int64))
+    counts = Counter(words)
+    if not counts:
+        return b"", sketch(b"")
+    known = _HASHES
+    if len(known) > _HASHES_KEPT:
+        known.clear()
+    for word in [word for word in counts if word not in known]:
+        known[word] = _word_hash(word)
+    hashes = np.fromiter((known[word] for word in counts), dtype=np.uint64, count=len(counts))
+    tally = np.fromiter(counts.values(), dtype=np.uint64, count=len(counts))
+    order = np.argsort(hashes)
+    bag = hashes[order].tobytes() + tally[order].tobytes()
+    return bag, sketch(bag)
+
+
+def sketch(bag: bytes) -> bytes:
+    """One-permutation min-hashes of a bag: each occurrence of a word (its 1st, 2nd, ... time, so the
+    sketch follows the counts as the copy rule does) is hashed once and falls in one of 32 bins by
+    its top bits; each bin keeps its smallest hash. Two documents agree on a bin about as often as
+    they share words (the Jaccard of their occurrences); a bin empty in both agrees too."""
+    if not bag:
+        return np.full(SKETCH, _EMPTY, dtype=np.uint64).tobytes()
+    hashes, tally = np.frombuffer(bag, dtype=np.uint64).reshape(2, -1)
+    repeats = tally.astype(np.int64)
+    starts = np.repeat(np.cumsum(tally) - tally, repeats)
     nth = np.arange(len(starts), dtype=np.uint64) - starts
-    elements = np.repeat(hashes, tally.astype(np.int64)) ^ (nth * _MIX)
-    sketch = np.array([((elements ^ seed) * _MIX).min() for seed in _SEEDS], dtype=np.uint64)
-    return hashes.tobytes() + tally.tobytes(), sketch.tobytes()
+    mixed = np.sort((np.repeat(hashes, repeats) ^ (nth * _MIX)) * _MIX)
+    # Sorted, the hashes of each bin are a run: its first is the bin's smallest.
+    bins = np.arange(SKETCH, dtype=np.uint64) << _BIN_SHIFT
+    at = np.searchsorted(mixed, bins)
+    first = mixed[np.minimum(at, len(mixed) - 1)]
+    inside = (at < len(mixed)) & ((first >> _BIN_SHIFT) == np.arange(SKETCH, dtype=np.uint64))
+    return np.where(inside, first, _EMPTY).astype(np.uint64).tobytes()
 
 
 def shared_words(a: bytes, b: bytes) -> int:
