@@ -68,3 +68,12 @@ def test_proof_is_the_hmac_and_never_the_key() -> None:
 def test_proof_request_takes_only_a_full_challenge() -> None:
     with pytest.raises(ValueError):
         wire.ProofRequest(challenge="abc")
+
+
+def test_a_message_key_is_parsed_or_refused() -> None:
+    headers = wire.RequestHeaders.parse({"Link-Message-Id": "telegram:update=123456789@bot+1"})
+    assert headers.message_id == "telegram:update=123456789@bot+1"
+    assert wire.RequestHeaders.parse({}).message_id is None, "none sent: every message is kept, as before"
+    for bad in ("", "two words", "a/b", "x" * 129, "é"):
+        with pytest.raises(wire.WireError, match="Link-Message-Id"):
+            wire.RequestHeaders.parse({"link-message-id": bad})

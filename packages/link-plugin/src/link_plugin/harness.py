@@ -93,6 +93,8 @@ class Endpoint(Answer):
     """It answers as the agent `Link-Agent` names, and refuses one it doesn't run."""
     tools: bool = False
     """It narrows a conversation's tools by `Link-Tools`."""
+    once: bool = False
+    """It keeps a message once per `Link-Message-Id` and names every answer with `Link-Answer-Id`."""
 
     @field_validator("url")
     @classmethod

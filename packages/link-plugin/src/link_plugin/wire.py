@@ -25,8 +25,12 @@ FROM = "Link-From"
 HOPS = "Link-Hops"
 TOOLS = "Link-Tools"
 STEERED = "Link-Steered"
+MESSAGE_ID = "Link-Message-Id"
+"""A request's: the message's idempotency key from its channel; a harness keeps a message once per key."""
+ANSWER_ID = "Link-Answer-Id"
+"""A response's: the answer's stable id, the one `/_link/recover` lists should it go undelivered."""
 
-HEADERS = (AGENT, AGENT_ID, THREAD, FROM, HOPS, TOOLS, STEERED)
+HEADERS = (AGENT, AGENT_ID, THREAD, FROM, HOPS, TOOLS, STEERED, MESSAGE_ID, ANSWER_ID)
 
 PROOF_PATH = "/_link/proof"
 RECOVER_PATH = "/_link/recover"
@@ -35,6 +39,7 @@ CHALLENGE_BYTES = 32
 _CHANNEL = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _CHAT = re.compile(r"^[A-Za-z0-9_.@+=-]{1,128}$")
 _TOOL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_MESSAGE_ID = re.compile(r"^[A-Za-z0-9_.:@+=-]{1,128}$")
 _FROM_MAX = 200
 
 
@@ -81,6 +86,16 @@ def narrow(current: frozenset[str] | None, asked: frozenset[str]) -> frozenset[s
     return asked if current is None else current & asked
 
 
+def parse_message_id(value: str) -> str:
+    """`Link-Message-Id: <key>`: 1 to 128 of letters, digits and _.:@+=-."""
+    if not _MESSAGE_ID.match(value):
+        raise WireError(
+            f"{MESSAGE_ID} {value[:40]!r} is not a message key",
+            "1 to 128 characters: letters, digits and _.:@+=- (a channel's update id, a fresh id per line)",
+        )
+    return value
+
+
 def parse_hops(value: str | None) -> int:
     if value is None or value.strip() == "":
         return 0
@@ -104,6 +119,8 @@ class RequestHeaders(BaseModel):
     thread: Thread | None = None
     sender: Sender | None = None
     tools: frozenset[str] | None = None
+    message_id: str | None = None
+    """The message's idempotency key (`Link-Message-Id`): None when the bridge sends none."""
 
     @classmethod
     def parse(cls, headers: Mapping[str, str]) -> RequestHeaders:
@@ -116,6 +133,7 @@ class RequestHeaders(BaseModel):
         thread = get(THREAD)
         who = get(FROM)
         tools = get(TOOLS)
+        message_id = get(MESSAGE_ID)
         sender = None
         if who is not None:
             if not who.strip() or len(who) > _FROM_MAX:
@@ -127,6 +145,7 @@ class RequestHeaders(BaseModel):
             thread=Thread.parse(thread) if thread is not None else None,
             sender=sender,
             tools=parse_tools(tools) if tools is not None else None,
+            message_id=parse_message_id(message_id) if message_id is not None else None,
         )
 
 
