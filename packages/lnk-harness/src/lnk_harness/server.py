@@ -9,6 +9,7 @@
 
 Every route but the proof and health takes the agent's endpoint key (Bearer). Link-Agent and
 Link-Agent-Id select the agent; one this process doesn't run is refused before any model sees it.
+Every body is read with a cap (link_plugin.bodies): a message up to 1 MiB, anything else 64 KiB.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from link_plugin import wire
+from link_plugin.bodies import SMALL, CappedBodies
 from lnk_harness.addresses import HEALTH_PATH
 from lnk_harness.agents import Agent
 from lnk_harness.conversation import folder_thread, parse_answer_id
@@ -36,7 +38,13 @@ from lnk_harness.respond import AnswerResponse, error
 
 log = logging.getLogger("lnk_harness.server")
 
+CHAT_PATH = "/v1/chat/completions"
 BODY_MAX = 1024 * 1024
+"""The largest message body (a message is one new message, never the history)."""
+
+
+def body_cap(path: str) -> int:
+    return BODY_MAX if path == CHAT_PATH else SMALL
 
 
 class ChatMessage(BaseModel, extra="allow"):
@@ -145,14 +153,8 @@ class Harness:
             return error(
                 403, f"{wire.HOPS} {headers.sender.hops} is past this agent's cap of {agent.settings.hops}: refused"
             )
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > BODY_MAX:
-            return error(413, f"a message is at most {BODY_MAX // 1024} KiB")
-        body = await request.body()
-        if len(body) > BODY_MAX:
-            return error(413, f"a message is at most {BODY_MAX // 1024} KiB")
         try:
-            chat = ChatRequest.model_validate_json(body)
+            chat = ChatRequest.model_validate_json(await request.body())
         except ValidationError as exc:
             return error(400, f"not a chat completions request: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}")
         last = chat.messages[-1]
@@ -201,7 +203,7 @@ class Harness:
 
     # --- the app --------------------------------------------------------------------------
 
-    def app(self) -> Starlette:
+    def app(self) -> CappedBodies:
         @asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             warming = [asyncio.create_task(agent.turns.toolbox.warm()) for agent in self.agents]
@@ -213,9 +215,9 @@ class Harness:
             await asyncio.gather(*(agent.turns.close() for agent in self.agents))
             await self.http.aclose()
 
-        return Starlette(
+        app = Starlette(
             routes=[
-                Route("/v1/chat/completions", self.chat, methods=["POST"]),
+                Route(CHAT_PATH, self.chat, methods=["POST"]),
                 Route("/v1/models", self.models, methods=["GET"]),
                 Route(wire.PROOF_PATH, self.proof, methods=["POST"]),
                 Route(wire.RECOVER_PATH, self.recover, methods=["GET", "POST"]),
@@ -223,3 +225,4 @@ class Harness:
             ],
             lifespan=lifespan,
         )
+        return CappedBodies(app, body_cap)
