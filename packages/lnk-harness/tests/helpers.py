@@ -11,7 +11,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from conftest import MAIN
+
+from link_conformance.completions import Answered
+from link_conformance.completions import send as send_to
+from link_conformance.provider import StandInProvider
 from link_conformance.running import free_block, wait_for_port
 from link_plugin import wire
 from link_plugin.channel import EndpointRef
@@ -19,6 +25,7 @@ from link_plugin.contract import CONTRACT_VERSION
 from link_plugin.endpoint import EndpointClient
 from link_plugin.harness import AgentFolders, AgentRef, HarnessSettings, ModelRef, Turns
 from link_plugin.layout import AgentFolder
+from lnk_harness.conversation import Conversation
 
 FAST = Turns(renew=0.2, lapse=1.0)
 """Leases renewed and lapsing in a second, so a crash is noticed within a test's patience."""
@@ -154,8 +161,23 @@ async def ask(
         return reply.status, await reply.text()
 
 
+def send(harness: Harness, text: str, thread: str, **kwargs: Any) -> Answered:
+    """One message as an OpenAI client sends it, with Link's headers (`message_id=` its key)."""
+    main = harness.main
+    return send_to(f"{harness.origin}/v1", main.endpoint_key or "", main.agent, thread, text, **kwargs)
+
+
 def say(harness: Harness, text: str, thread: str, **kwargs: object) -> tuple[int, str]:
     return asyncio.run(ask(harness.client(), text, thread, **kwargs))  # type: ignore[arg-type]
+
+
+def crafted(
+    tmp_path: Path, provider: StandInProvider, thread: str, turns: Turns = FAST
+) -> tuple[Harness, Conversation]:
+    """A harness not yet started, and a conversation of its to leave as a dead one would."""
+    settings = settings_for(tmp_path, MAIN, provider.url, turns=turns)
+    conversation = Conversation(Path(settings.folders.chats), wire.Thread.parse(thread), settings.turns)
+    return Harness([settings]), conversation
 
 
 def events(folder: Path) -> list[dict[str, object]]:

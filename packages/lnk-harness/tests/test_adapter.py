@@ -42,9 +42,9 @@ def test_what_it_needs_speaks_writes_and_reaches() -> None:
 
 
 def test_its_endpoint_on_lnk_port() -> None:
-    endpoint = ask("endpoint", {"LNK_PORT": "20000"})
-    assert endpoint == contract.Endpoint(url="http://127.0.0.1:20000/v1", proof=True, agent=True, tools=True)
-    assert ask("endpoint") == contract.Endpoint(url="http://127.0.0.1:18800/v1", proof=True, agent=True, tools=True)
+    flags = {"proof": True, "agent": True, "tools": True, "once": True}
+    assert ask("endpoint", {"LNK_PORT": "20000"}) == contract.Endpoint(url="http://127.0.0.1:20000/v1", **flags)
+    assert ask("endpoint") == contract.Endpoint(url="http://127.0.0.1:18800/v1", **flags)
 
 
 def test_start_and_health(tmp_path: Path, provider: StandInProvider) -> None:

@@ -10,14 +10,13 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import MAIN
-from helpers import Harness, ask, events, kinds, settings_for, wait_until
+from helpers import Harness, ask, crafted, events, kinds, send, settings_for, wait_until
 from mcp_tools import ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
 from link_plugin import wire
 from link_plugin.endpoint import EndpointUnreachable
 from link_plugin.harness import Turns
-from lnk_harness.conversation import Conversation
 from lnk_harness.events import Answer, Delivered, MessageIn, Output
 
 
@@ -40,16 +39,22 @@ def send_then_lose(harness: Harness, text: str, thread: str) -> None:
         asyncio.run(go())
 
 
+def kill_while_answering(harness: Harness, provider: StandInProvider, text: str, thread: str) -> None:
+    """Send a message and kill -9 the harness while the model answers it."""
+    before = len(provider.requests)
+    killer = threading.Thread(target=lambda: (provider.wait_for_requests(before + 1), harness.kill()), daemon=True)
+    killer.start()
+    send_then_lose(harness, text, thread)
+    killer.join()
+
+
 def test_kill_mid_turn_then_restart_answers_once_via_recover(tmp_path: Path, provider: StandInProvider) -> None:
     hold = threading.Event()
     provider.script(Reply(text="never finished", hold=hold), Reply(text="the answer after the crash"))
     harness = Harness([settings_for(tmp_path, MAIN, provider.url)]).start()
     before = len(provider.requests)
     try:
-        killer = threading.Thread(target=lambda: (provider.wait_for_requests(before + 1), harness.kill()), daemon=True)
-        killer.start()
-        send_then_lose(harness, "what's on my calendar?", "telegram:42")
-        killer.join()
+        kill_while_answering(harness, provider, "what's on my calendar?", "telegram:42")
         hold.set()
         folder = harness.conversation("telegram:42")
         assert kinds(folder) == ["message"], "the message was kept before the model was asked"
@@ -125,12 +130,6 @@ def test_kill_mid_tool_call_answers_it_not_made_again(
 def dead_turn(folder: Path) -> None:
     """The lease a process left when it died: long lapsed."""
     (folder / "turn.json").write_text('{"holder": "gone/1/a/b", "taken": 1.0, "renewed": 1.0}')
-
-
-def crafted(tmp_path: Path, provider: StandInProvider, thread: str) -> tuple[Harness, Conversation]:
-    settings = settings_for(tmp_path, MAIN, provider.url)
-    conversation = Conversation(Path(settings.folders.chats), wire.Thread.parse(thread), settings.turns)
-    return Harness([settings]), conversation
 
 
 def test_a_turn_that_had_answered_and_delivered_only_lets_go(tmp_path: Path, provider: StandInProvider) -> None:
@@ -221,6 +220,87 @@ def test_a_harness_stopped_mid_turn_hands_the_turn_to_its_next_start(tmp_path: P
         wait_until(lambda: recovered(harness), timeout=10, what="the handed-over turn's answer")
         assert time.monotonic() - started < 10, "it did not wait out the lapse"
         assert [a.content for a in recovered(harness)] == ["finished after the restart"]
+    finally:
+        hold.set()
+        harness.stop()
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_killed_right_after_the_answer_was_read_it_is_recovered_by_the_same_id(
+    tmp_path: Path, provider: StandInProvider, stream: bool
+) -> None:
+    """Killed the moment the client read `data: [DONE]` (or the whole completion): the answer is
+    either known delivered or handed over by recovery by the very id the client already has, so
+    a bridge that showed it confirms it and shows nothing twice. Never neither."""
+    harness = Harness([settings_for(tmp_path, MAIN, provider.url)]).start()
+    handed_over = 0
+    try:
+        for run in range(5):
+            thread = f"kit:done-{run}"
+            provider.script(Reply(text=f"Answer {run}, read whole.", chunks=3))
+            answered = send(harness, f"question {run}", thread, stream=stream, on_done=harness.kill)
+            assert answered.complete and answered.answer_id and set(answered.ids) == {answered.answer_id}
+            harness.start()
+            folder = harness.conversation(thread)
+            wait_until(lambda: not (folder / "turn.json").exists(), what="the dead turn settled")  # noqa: B023
+            listed = [a for a in recovered(harness) if a.thread == thread]
+            delivered = [e for e in events(folder) if e["kind"] == "delivered"]
+            assert [a.id for a in listed] in ([], [answered.answer_id]), "by the id the stream carried"
+            assert bool(listed) != bool(delivered), f"run {run}: delivered {delivered}, handed over {listed}"
+            if listed:
+                handed_over += 1
+                assert listed[0].content == answered.text
+                confirm(harness, [listed[0].id])
+    finally:
+        harness.stop()
+    print(f"{handed_over} of 5 answers were handed over again after the kill")
+
+
+def test_killed_after_keeping_a_message_it_is_kept_once_when_sent_again(
+    tmp_path: Path, provider: StandInProvider
+) -> None:
+    """The harness dies with a message kept and not a byte of its answer sent (it waited for the
+    turn before it): the bridge sends it again, with its key. Kept once, shown to the model once,
+    answered once."""
+    hold = threading.Event()
+    provider.script(Reply(text="never finished", hold=hold), Reply(text="Answered after the restart."))
+    turns = Turns(busy="queue", renew=0.2, lapse=1.0)  # type: ignore[arg-type]
+    harness = Harness([settings_for(tmp_path, MAIN, provider.url, turns=turns)]).start()
+    folder = harness.conversation("telegram:31")
+    before = len(provider.requests)
+    failed: list[BaseException] = []
+
+    def lose(text: str, key: str) -> None:
+        try:
+            send(harness, text, "telegram:31", message_id=key)
+        except httpx.HTTPError as exc:
+            failed.append(exc)
+
+    first = threading.Thread(target=lose, args=("first message", "u-1"))
+    first.start()
+    provider.wait_for_requests(before + 1)
+    second = threading.Thread(target=lose, args=("second message", "u-2"))
+    second.start()
+    try:
+        wait_until(lambda: kinds(folder) == ["message", "message"], what="the second message kept")
+        harness.kill()
+        first.join()
+        second.join()
+        assert len(failed) == 2, "neither got an answer: the second not even a head"
+        hold.set()
+        harness.start()
+        again = send(harness, "second message", "telegram:31", message_id="u-2")
+        wait_until(lambda: not (folder / "turn.json").exists(), what="the turns settled")
+        # Whichever finished the dead turn (the restart, or this request taking it over), each
+        # message was kept once, shown to the model once and answered once, and this request got
+        # the answer to its own, by that answer's id.
+        assert kinds(folder).count("message") == 2
+        said = [m["content"] for m in provider.requests[-1].json["messages"] if m["role"] == "user"]
+        assert said == ["first message", "second message"], "the model saw each once"
+        answers = [e for e in events(folder) if e["kind"] == "answer"]
+        assert sorted(m for a in answers for m in a["messages"]) == [1, 2]
+        its = next(a for a in answers if 2 in a["messages"])
+        assert (again.status, again.text, again.answer_id) == (200, its["text"], f"telegram:31/{its['name']}")
     finally:
         hold.set()
         harness.stop()

@@ -30,7 +30,7 @@ class LinkHarness(HarnessAdapter):
         return Folders(writes=["chats"])
 
     def endpoint(self, ctx: HarnessContext) -> Endpoint:
-        return Endpoint(url=base_url(ctx.port or DEFAULT_PORT), proof=True, agent=True, tools=True)
+        return Endpoint(url=base_url(ctx.port or DEFAULT_PORT), proof=True, agent=True, tools=True, once=True)
 
     def hosts(self, ctx: HarnessContext) -> Hosts:
         return Hosts()  # it installs nothing from third parties

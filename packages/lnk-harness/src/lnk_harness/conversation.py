@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -28,10 +28,10 @@ from lnk_harness.lease import TurnLease
 from lnk_harness.transcript import Transcript
 
 STEP_BREAK = "\n\n"
+"""Between the text of two steps of one answer (before and after a tool call, or a steering message)."""
 HISTORY_CHARS = 100_000
 """How much of a conversation's past goes to the model (about 25,000 tokens); what's older is in
 conversation.md, which memory searches."""
-"""Between the text of two steps of one answer (before and after a tool call, or a steering message)."""
 
 
 class Grant(BaseModel):
@@ -97,10 +97,23 @@ class History:
         texts = [e.text for _, e in self.since_answer() if isinstance(e, Output) and e.text]
         return STEP_BREAK.join(texts)
 
-    def undelivered_waited(self) -> list[tuple[int, Answer]]:
-        """Answers a request waited for that it is not known to have got."""
-        delivered = {e.answer for _, e in self.events if isinstance(e, Delivered)}
-        return [(n, e) for n, e in self.events if isinstance(e, Answer) and e.waited and n not in delivered]
+    @cached_property
+    def keys(self) -> dict[str, int]:
+        """Each message's key (Link-Message-Id), to the message kept under it."""
+        return {e.key: n for n, e in self.messages.items() if e.key is not None}
+
+    @cached_property
+    def delivered(self) -> set[int]:
+        """The answers known to have gone out whole (by their event's number)."""
+        return {e.answer for _, e in self.events if isinstance(e, Delivered)}
+
+    def answer_to(self, message: int) -> tuple[int, Answer] | None:
+        """The answer (its event's number, and it) that answered `message`, once there is one."""
+        return next(((n, e) for n, e in self.events if isinstance(e, Answer) and message in e.messages), None)
+
+    def named(self, name: int) -> int | None:
+        """The number of the answer event named `name` (answer_name)."""
+        return next((n for n, e in self.events if isinstance(e, Answer) and answer_name(n, e) == name), None)
 
     @property
     def owners(self) -> bool:
@@ -131,6 +144,12 @@ class History:
             elif isinstance(event, Result):
                 out.append({"role": "tool", "tool_call_id": event.call, "content": event.content})
         return window(out, budget) + [{"role": "user", "content": speaker_line(self.messages[m])} for m in show]
+
+
+def answer_name(number: int, answer: Answer) -> int:
+    """What names answer event `number` in its id: the message that started its turn, or for an
+    answer an older harness wrote, its own number. Both are event numbers, so they never clash."""
+    return answer.name if answer.name is not None else number
 
 
 def window(messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
@@ -177,18 +196,34 @@ class Conversation:
             write_atomic(self._grant, Grant(tools=sorted(tools)).model_dump_json())
             return tools
 
-    # --- answers nobody waited for --------------------------------------------------------
+    # --- messages, kept once per key -----------------------------------------------------
 
-    def answer_id(self, number: int) -> str:
-        return f"{self.thread}/{number}"
+    def keep_message(self, message: MessageIn) -> tuple[int, bool]:
+        """Keep `message`; (its number, True), or when one was kept under its key already, (that
+        one's number, False): a message sent again is never kept twice."""
+        if message.key is None:
+            return self.events.append(message), True
+        # Under the lease's lock, so two requests with one key never both find it new.
+        with self.lease.locked():
+            kept = self.history().keys.get(message.key)
+            if kept is not None:
+                return kept, False
+            return self.events.append(message), True
+
+    # --- answers, and those nobody waited for ----------------------------------------------
+
+    def answer_id(self, name: int) -> str:
+        """An answer's id (Link-Answer-Id, and what /_link/recover lists): `<thread>/<name>`."""
+        return f"{self.thread}/{name}"
 
     def keep(self, number: int, answer: Answer) -> None:
         """Keep a finished answer until the bridge fetches it and says it was sent."""
         content = answer.text
         if answer.error:
             content = f"{content}{STEP_BREAK if content else ''}(The answer stopped: {answer.error})"
-        undelivered = Undelivered(id=self.answer_id(number), thread=str(self.thread), content=content)
-        write_atomic(self._outbox / f"{number}.json", undelivered.model_dump_json())
+        name = answer_name(number, answer)
+        undelivered = Undelivered(id=self.answer_id(name), thread=str(self.thread), content=content)
+        write_atomic(self._outbox / f"{name}.json", undelivered.model_dump_json())
 
     def kept(self) -> list[Undelivered]:
         try:
@@ -204,16 +239,18 @@ class Conversation:
                     continue
         return kept
 
-    def is_kept(self, number: int) -> bool:
-        return (self._outbox / f"{number}.json").exists()
+    def is_kept(self, name: int) -> bool:
+        return (self._outbox / f"{name}.json").exists()
 
-    def sent(self, number: int) -> bool:
-        """The bridge sent answer `number`: it leaves the outbox first, so it is never handed over twice."""
+    def sent(self, name: int, via: Literal["request", "recover"] = "recover") -> bool:
+        """The answer named `name` went out: it leaves the outbox first, so it is never handed over twice."""
         try:
-            (self._outbox / f"{number}.json").unlink()
+            (self._outbox / f"{name}.json").unlink()
         except FileNotFoundError:
             return False
-        self.events.append(Delivered(answer=number, via="recover"))
+        number = self.history().named(name)
+        if number is not None:
+            self.events.append(Delivered(answer=number, via=via))
         return True
 
     def render(self, agent: str) -> None:

@@ -19,7 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -44,6 +44,8 @@ class MessageIn(BaseModel):
     text: str
     sender: Sender | None = None
     """Who sent it when it isn't the owner (Link-From), and over how many hops."""
+    key: str | None = None
+    """Its channel's idempotency key (Link-Message-Id): a message is kept once per key."""
 
 
 class Asked(BaseModel):
@@ -102,6 +104,9 @@ class Answer(BaseModel):
     """A request was waiting for it; when False it goes to /_link/recover."""
     error: str | None = None
     stopped: bool = False
+    name: int | None = None
+    """The number of the message that names it (its id, `<thread>/<name>`): the one whose request
+    started its turn. None in answers an older harness wrote, which are named by their own number."""
 
 
 class Delivered(BaseModel):
@@ -204,22 +209,29 @@ class EventLog:
 
     def append(self, event: Event) -> int:
         """Write `event` under the next free number and return that number."""
-        with self._written(event.model_dump_json().encode()) as (source, fd):
-            number = (self._last if self._last >= 0 else (self.numbers() or [0])[-1]) + 1
-            while True:
-                try:
-                    # A dir fd makes it linkat(..., AT_SYMLINK_FOLLOW), which names an unnamed
-                    # file through /proc; the kernel ignores it for an absolute path.
-                    os.link(source, self.folder / event_name(number), src_dir_fd=fd, follow_symlinks=True)
-                except FileExistsError:
-                    # Another writer took the number: read again and take the next.
-                    number = max(number, (self.numbers() or [0])[-1]) + 1
-                    continue
-                self._last = number
-                identity = self.identity()
-                if identity is not None:
-                    PARSED.add(identity, number, event)
-                return number
+        with self.prepare(event) as prepared:
+            return prepared.name()
+
+    def prepare(self, event: Event) -> Prepared:
+        """`event` written whole but not yet named, so naming it later is one link, no more."""
+        return Prepared(self, event)
+
+    def _name(self, source: str, fd: int | None, event: Event) -> int:
+        number = (self._last if self._last >= 0 else (self.numbers() or [0])[-1]) + 1
+        while True:
+            try:
+                # A dir fd makes it linkat(..., AT_SYMLINK_FOLLOW), which names an unnamed
+                # file through /proc; the kernel ignores it for an absolute path.
+                os.link(source, self.folder / event_name(number), src_dir_fd=fd, follow_symlinks=True)
+            except FileExistsError:
+                # Another writer took the number: read again and take the next.
+                number = max(number, (self.numbers() or [0])[-1]) + 1
+                continue
+            self._last = number
+            identity = self.identity()
+            if identity is not None:
+                PARSED.add(identity, number, event)
+            return number
 
     @contextmanager
     def _written(self, data: bytes) -> Iterator[tuple[str, int | None]]:
@@ -284,3 +296,26 @@ class EventLog:
                 f"{path} is not an event this harness can read ({exc.errors()[0]['msg']}).",
                 "Events are written once by the harness; move the file aside if something else wrote it.",
             ) from exc
+
+
+class Prepared:
+    """An event written whole, not yet named: `name` gives it the next free number. What isn't
+    named by `close` is gone, never seen (an unnamed file, or a hidden one taken away)."""
+
+    def __init__(self, log: EventLog, event: Event) -> None:
+        self._log = log
+        self._event = event
+        self._stack = ExitStack()
+        self._source, self._fd = self._stack.enter_context(log._written(event.model_dump_json().encode()))
+
+    def name(self) -> int:
+        return self._log._name(self._source, self._fd, self._event)
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> Prepared:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

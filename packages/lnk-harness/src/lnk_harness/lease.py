@@ -63,6 +63,8 @@ class Lease(BaseModel):
     """The turn has its answer and is only delivering it: a new message waits for the next turn."""
     stop: bool = False
     """A message asked the running turn to stop ([turns] busy = stop)."""
+    answer: int | None = None
+    """The message whose number names the running turn's answer (its Link-Answer-Id)."""
 
     def lapsed(self, lapse: float, now: float) -> bool:
         return now - self.renewed > lapse
@@ -102,18 +104,21 @@ class TurnLease:
         finally:
             os.close(fd)
 
-    def try_take(self) -> Taken | Lease:
+    def try_take(self, answer: int | None = None) -> Taken | Lease:
         """Take the lease when it is free or lapsed; otherwise the live lease that holds it."""
         with self.locked():
-            return self.take_locked()
+            return self.take_locked(answer)
 
-    def take_locked(self) -> Taken | Lease:
+    def take_locked(self, answer: int | None = None) -> Taken | Lease:
+        """As try_take, under the lock already held. `answer` names the new turn's answer; without
+        one, a turn taken from a dead holder keeps that holder's name for it."""
         now = time.time()
         current = self.read()
         if current is not None and not current.lapsed(self.lapse, now):
             return current
         holder = new_holder()
-        self._write(Lease(holder=holder, taken=now, renewed=now))
+        named = answer if answer is not None or current is None else current.answer
+        self._write(Lease(holder=holder, taken=now, renewed=now, answer=named))
         return Taken(holder=holder, lapsed=current)
 
     def renew(self, holder: str) -> Lease | None:

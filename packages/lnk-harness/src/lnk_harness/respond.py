@@ -1,7 +1,10 @@
 """The answer in OpenAI's chat-completions shape, streamed (SSE) or whole, so any OpenAI client reads it.
 
 The response watches its connection while it sends: it says whether the whole answer went out,
-and a turn whose request went away keeps its answer for `/_link/recover`.
+and a turn whose request went away keeps its answer for `/_link/recover`. The answer's id goes
+in the response's head (`Link-Answer-Id`), before the first token, and is the `id` of every
+chunk (or of the whole completion): the id recovery lists the answer by, should it go
+undelivered.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from link_plugin import wire
 from lnk_harness.reply import End, Reply
+
+SSE = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
 
 
 def error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -24,16 +30,16 @@ def error(status: int, message: str, kind: str = "invalid_request_error") -> JSO
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status_code=status)
 
 
-class AnswerResponse(Response):
-    def __init__(self, reply: Reply, *, stream: bool, model: str) -> None:
-        super().__init__(status_code=200)
-        self.reply = reply
-        self.stream = stream
-        self.model = model
-        self.id = f"chatcmpl-{secrets.token_hex(12)}"
-        self.created = int(time.time())
+class Completion:
+    """One answer's chat.completion (whole) or chat.completion.chunk events (streamed), by its id."""
 
-    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+    def __init__(self, answer_id: str | None, model: str) -> None:
+        self.id = answer_id or f"chatcmpl-{secrets.token_hex(12)}"
+        self.model = model
+        self.created = int(time.time())
+        self.head = [(wire.ANSWER_ID.lower().encode(), answer_id.encode())] if answer_id else []
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         body = {
             "id": self.id,
             "object": "chat.completion.chunk",
@@ -43,7 +49,7 @@ class AnswerResponse(Response):
         }
         return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
 
-    def _whole(self, text: str) -> bytes:
+    def whole(self, text: str) -> bytes:
         body = {
             "id": self.id,
             "object": "chat.completion",
@@ -54,6 +60,14 @@ class AnswerResponse(Response):
         }
         return json.dumps(body, ensure_ascii=False).encode()
 
+
+class AnswerResponse(Response):
+    def __init__(self, reply: Reply, *, stream: bool, model: str) -> None:
+        super().__init__(status_code=200)
+        self.reply = reply
+        self.stream = stream
+        self.completion = Completion(reply.answer_id, model)
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         gone = asyncio.Event()
 
@@ -63,17 +77,16 @@ class AnswerResponse(Response):
             gone.set()
 
         listener = asyncio.create_task(listen())
-        delivered = False
         try:
             if self.stream:
-                delivered = await self._stream(send, gone)
+                await self._stream(send, gone)
             else:
-                delivered = await self._send_whole(send, gone)
+                await self._send_whole(send, gone)
         finally:
+            self.reply.settle(False)  # unless it settled as its last bytes went out
             listener.cancel()
             with suppress(asyncio.CancelledError):
                 await listener
-            self.reply.settle(delivered)
 
     async def _next(self, gone: asyncio.Event) -> str | End | None:
         """The reply's next piece, or None when the request went away first."""
@@ -86,46 +99,50 @@ class AnswerResponse(Response):
             return None
         return piece.result()
 
-    async def _stream(self, send: Send, gone: asyncio.Event) -> bool:
-        headers = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
+    async def _last(self, send: Send, body: bytes, still_there: bool) -> None:
+        """The answer's last bytes; settled the moment they went out, before the response ends."""
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+        self.reply.settle(still_there)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _stream(self, send: Send, gone: asyncio.Event) -> None:
+        chunk = self.completion.chunk
+        await send({"type": "http.response.start", "status": 200, "headers": SSE + self.completion.head})
         # The role goes with the first piece: one write less before the first token.
-        pending = self._chunk({"role": "assistant", "content": ""})
+        pending = chunk({"role": "assistant", "content": ""})
         while True:
             piece = await self._next(gone)
             if piece is None:
-                return False
+                return
             if isinstance(piece, str):
-                await send(
-                    {"type": "http.response.body", "body": pending + self._chunk({"content": piece}), "more_body": True}
-                )
+                body = pending + chunk({"content": piece})
+                await send({"type": "http.response.body", "body": body, "more_body": True})
                 pending = b""
                 continue
             if piece.error is not None:
-                body = {"error": {"message": piece.error, "type": "harness_error"}}
-                last = f"data: {json.dumps(body)}\n\n".encode()
+                failed = {"error": {"message": piece.error, "type": "harness_error"}}
+                last = f"data: {json.dumps(failed)}\n\n".encode()
             else:
-                last = self._chunk({}, "stop")
+                last = chunk({}, "stop")
             # Whether the request is still there is known before the last bytes, never after.
-            still_there = not gone.is_set()
-            await send({"type": "http.response.body", "body": pending + last + b"data: [DONE]\n\n", "more_body": False})
-            return still_there
+            await self._last(send, pending + last + b"data: [DONE]\n\n", not gone.is_set())
+            return
 
-    async def _send_whole(self, send: Send, gone: asyncio.Event) -> bool:
+    async def _send_whole(self, send: Send, gone: asyncio.Event) -> None:
         text = ""
         while True:
             piece = await self._next(gone)
             if piece is None:
-                return False
+                return
             if isinstance(piece, str):
                 text += piece
                 continue
             if piece.error is not None:
                 status, body = 502, json.dumps({"error": {"message": piece.error, "type": "harness_error"}}).encode()
             else:
-                status, body = 200, self._whole(text)
+                status, body = 200, self.completion.whole(text)
             headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
             still_there = not gone.is_set()
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body, "more_body": False})
-            return still_there
+            await send({"type": "http.response.start", "status": status, "headers": headers + self.completion.head})
+            await self._last(send, body, still_there)
+            return

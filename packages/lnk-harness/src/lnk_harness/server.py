@@ -9,7 +9,8 @@
 
 Every route but the proof and health takes the agent's endpoint key (Bearer). Link-Agent and
 Link-Agent-Id select the agent; one this process doesn't run is refused before any model sees it.
-Every body is read with a cap (link_plugin.bodies): a message up to 1 MiB, anything else 64 KiB.
+A message with a Link-Message-Id already kept in its conversation is not kept again. Every body
+is read with a cap (link_plugin.bodies): a message up to 1 MiB, anything else 64 KiB.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from lnk_harness.addresses import HEALTH_PATH
 from lnk_harness.agents import Agent
 from lnk_harness.conversation import folder_thread, parse_answer_id
 from lnk_harness.events import MessageIn
+from lnk_harness.reply import Joined
 from lnk_harness.respond import AnswerResponse, error
 
 log = logging.getLogger("lnk_harness.server")
@@ -162,13 +164,28 @@ class Harness:
         if text is None:
             return error(400, "the last message must be the user's new message, in text (only the new one is sent)")
         conversation = agent.turns.conversation(headers.thread)
-        number = conversation.events.append(MessageIn(text=text, sender=headers.sender))
+        message = MessageIn(text=text, sender=headers.sender, key=headers.message_id)
+        number, new = conversation.keep_message(message)
+        if not new:
+            kept = conversation.history().messages[number]
+            if (kept.text, kept.sender) != (message.text, message.sender):
+                return error(
+                    409,
+                    f"{wire.MESSAGE_ID} {message.key} names another message in this conversation: "
+                    "a key is one message's, sent again only with the same text",
+                )
         if headers.tools is not None:
             conversation.narrow(headers.tools)
-        reply = await agent.turns.arrive(conversation, number)
-        if reply is None:
-            return Response(status_code=202, headers={wire.STEERED: "1"})
-        return AnswerResponse(reply, stream=chat.stream, model=chat.model)
+        if new:
+            outcome = await agent.turns.arrive(conversation, number)
+        else:
+            outcome = await agent.turns.again(conversation, number)
+        if isinstance(outcome, Joined):
+            steering = {wire.STEERED: "1"}
+            if outcome.answer_id is not None:
+                steering[wire.ANSWER_ID] = outcome.answer_id
+            return Response(status_code=202, headers=steering)
+        return AnswerResponse(outcome, stream=chat.stream, model=chat.model)
 
     async def recover(self, request: Request) -> Response:
         agent = self._keyed(request)

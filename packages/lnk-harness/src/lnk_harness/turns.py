@@ -9,6 +9,12 @@ A lease left by a process that died lapses; whoever takes it next finishes that 
 tool calls that never answered are answered "not made again" and the model goes on, and a turn
 that had already answered everything only has its lease let go, never a second answer. An
 answer nobody waits for is kept for `/_link/recover`.
+
+Each answer is named from the start by the message whose request started its turn (its id,
+`<thread>/<number>`), so the request knows the id before the first token and recovery lists the
+answer by the same id; a turn finishing a dead one keeps the dead one's name. A message sent
+again (its key kept already) is never kept twice: it gets its answer again, or the turn that
+answers it.
 """
 
 from __future__ import annotations
@@ -29,11 +35,11 @@ from link_plugin import LinkError
 from link_plugin.harness import HarnessSettings
 from link_plugin.wire import Thread
 from lnk_harness import model
-from lnk_harness.conversation import STEP_BREAK, Conversation, History, folder_thread
+from lnk_harness.conversation import STEP_BREAK, Conversation, History, answer_name, folder_thread
 from lnk_harness.events import Answer, CallMade, Delivered, MessageIn, Output, Result
 from lnk_harness.lease import Lease, Taken
 from lnk_harness.prompt import system_prompt
-from lnk_harness.reply import End, Reply
+from lnk_harness.reply import End, Joined, Reply
 from lnk_harness.tools import Toolbox, ToolCalls, ToolSpec
 
 log = logging.getLogger("lnk_harness.turns")
@@ -91,8 +97,8 @@ class Turns:
 
     # --- a message arrives ----------------------------------------------------------------
 
-    async def arrive(self, conversation: Conversation, number: int) -> Reply | None:
-        """Message `number` was kept: run its turn (a Reply to stream), or None when it steered."""
+    async def arrive(self, conversation: Conversation, number: int) -> Reply | Joined:
+        """Message `number` was kept: run its turn (a Reply to stream), or Joined when it steered."""
         busy = self.settings.turns.busy
         folder = conversation.folder
         line = self._waiting.setdefault(folder, [])
@@ -101,10 +107,10 @@ class Turns:
             while True:
                 if line[0] == number:
                     with conversation.lease.locked():
-                        taken = conversation.lease.take_locked()
+                        taken = conversation.lease.take_locked(answer=number)
                         if isinstance(taken, Lease) and not taken.closing:
                             if busy == "steer":
-                                return None
+                                return Joined(None if taken.answer is None else conversation.answer_id(taken.answer))
                             if busy == "stop":
                                 conversation.lease.ask_stop_locked()
                                 running = self._running.get(folder)
@@ -113,8 +119,10 @@ class Turns:
                     if isinstance(taken, Taken):
                         return self._start(conversation, taken, own=number)
                 await self._wait(folder)
-                if number in conversation.history().answered:
-                    return None  # a turn finishing a lapsed one answered it with the rest
+                answered = conversation.history().answer_to(number)
+                if answered is not None:
+                    # A turn finishing a lapsed one answered it with the rest.
+                    return Joined(conversation.answer_id(answer_name(*answered)))
         finally:
             line.remove(number)
             if not line:
@@ -136,8 +144,39 @@ class Turns:
         task.add_done_callback(self._tasks.discard)
 
     def _start(self, conversation: Conversation, taken: Taken, own: int) -> Reply:
-        reply = Reply()
+        reply = Reply(conversation.answer_id(own))
         self._spawn(self._run(conversation, taken, own, reply))
+        return reply
+
+    # --- a message sent again -------------------------------------------------------------
+
+    async def again(self, conversation: Conversation, number: int) -> Reply:
+        """Message `number` came again (its key was kept already). Never a second turn for it, and
+        never a steer: its answer once more, by the same id, when it has one; else the answer of the
+        turn that will answer it, once it has; else (no live turn: none ran, or its holder died)
+        a turn of its own, which first finishes a dead one."""
+        while True:
+            answered = conversation.history().answer_to(number)
+            if answered is not None:
+                return self._repeat(conversation, *answered)
+            taken = conversation.lease.try_take(number)
+            if isinstance(taken, Taken):
+                return self._start(conversation, taken, own=number)
+            await self._wait(conversation.folder)
+
+    @staticmethod
+    def _repeat(conversation: Conversation, number: int, answer: Answer) -> Reply:
+        """An answer already given, sent again whole; once it goes out it leaves the outbox."""
+        name = answer_name(number, answer)
+        reply = Reply(conversation.answer_id(name))
+        if answer.text:
+            reply.put(answer.text)
+
+        def record(delivered: bool) -> None:
+            if delivered and conversation.is_kept(name):
+                conversation.sent(name, via="request")
+
+        reply.end(End(error=answer.error, stopped=answer.stopped), record)
         return reply
 
     # --- recovery at start ----------------------------------------------------------------
@@ -162,7 +201,7 @@ class Turns:
             if wait > 0:
                 await asyncio.sleep(wait + 0.01)
                 continue
-            taken = conversation.lease.try_take()
+            taken = conversation.lease.try_take(recovery_name(conversation.history(), lease.answer, None))
             if isinstance(taken, Taken):
                 await self._run(conversation, taken, None, None)
             return  # or someone took it first, and finishes it
@@ -179,12 +218,13 @@ class Turns:
         settle: Settle | None = None
         try:
             if taken.lapsed is not None:
-                first = await self._turn(conversation, running, None if own is None else own - 1, None, recovering=True)
+                limit = None if own is None else own - 1
+                first = await self._turn(conversation, running, limit, None, taken.lapsed.answer, recovering=True)
                 if first is not None:
                     await asyncio.to_thread(self._settle, conversation, first)
             if own is not None:
                 limit = None if self.settings.turns.busy == "steer" else own
-                settle = await self._turn(conversation, running, limit, reply)
+                settle = await self._turn(conversation, running, limit, reply, own)
         except asyncio.CancelledError:
             keep_lease = True
             if not running.lost:
@@ -225,8 +265,7 @@ class Turns:
         answers = [(n, e) for n, e in history.events if isinstance(e, Answer)]
         if answers:
             number, answer = answers[-1]
-            delivered = any(isinstance(e, Delivered) and e.answer == number for _, e in history.events)
-            if answer.waited and not delivered and not conversation.is_kept(number):
+            if number not in history.delivered and not conversation.is_kept(answer_name(number, answer)):
                 conversation.keep(number, answer)
         for call, made in history.open_calls():
             content = LOST_MADE if made else LOST_UNMADE
@@ -238,15 +277,20 @@ class Turns:
         running: Running,
         limit: int | None,
         reply: Reply | None,
+        name: int | None,
         *,
         recovering: bool = False,
     ) -> Settle | None:
-        """Answer the conversation's unanswered messages up to `limit` (None: all, and any that steer in)."""
+        """Answer the conversation's unanswered messages up to `limit` (None: all, and any that steer in).
+
+        The answer is named `name`; a turn recovering a dead one names it after the dead one's
+        (`name`, when that is still unanswered) or after the first message it answers."""
         history = conversation.history()
         if recovering:
             self._settle_lapsed(conversation, history, running.holder)
             history = conversation.history()
-            if not history.unanswered(limit):
+            name = recovery_name(history, name, limit)
+            if name is None:
                 return None
         error: str | None = None
         stopped = False
@@ -280,7 +324,7 @@ class Turns:
                 # ends as every turn does, so the next one doesn't take this one's text for its own.
                 error = exc.message
                 log.warning("%s: %s", conversation.thread, exc)
-        return await self._answer(conversation, running, limit, reply, error, stopped)
+        return await self._answer(conversation, running, limit, reply, name, error, stopped)
 
     async def _ask(
         self,
@@ -359,6 +403,7 @@ class Turns:
         running: Running,
         limit: int | None,
         reply: Reply | None,
+        name: int | None,
         error: str | None,
         stopped: bool,
     ) -> Settle:
@@ -371,20 +416,32 @@ class Turns:
             waited=reply is not None and not reply.gone,
             error=error,
             stopped=stopped,
+            name=name,
         )
         number = conversation.events.append(answer)
         delivered = False
         if reply is not None:
-            reply.end(End(error=error, stopped=stopped))
+            # Written before the last bytes go out, and named (one link) the moment they did: a
+            # crash in between has the answer handed over again by the id the request already
+            # had, so it is seen as shown; the shorter that moment, the rarer even that is.
+            went_out = conversation.events.prepare(Delivered(answer=number, via="request"))
+
+            def record(delivered: bool) -> None:
+                try:
+                    if delivered:
+                        went_out.name()
+                finally:
+                    went_out.close()
+
+            reply.end(End(error=error, stopped=stopped), record)
             delivered = await reply.delivered(DELIVERY_WAIT)
         return Settle(number, answer, delivered)
 
     @staticmethod
     def _settle(conversation: Conversation, settle: Settle) -> None:
-        """The answer went out on its request, or waits for /_link/recover."""
-        if settle.delivered:
-            conversation.events.append(Delivered(answer=settle.number, via="request"))
-        else:
+        """An answer its request didn't take whole waits for /_link/recover (one it took was
+        recorded as it went out)."""
+        if not settle.delivered:
             conversation.keep(settle.number, settle.answer)
 
     def _close(self, conversation: Conversation, holder: str, settle: Settle | None) -> None:
@@ -398,3 +455,12 @@ class Turns:
         for task in list(self._tasks):
             with suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def recovery_name(history: History, dead: int | None, limit: int | None) -> int | None:
+    """The name of the answer a turn finishing a dead one writes: the dead one's, when that message
+    is still unanswered, else the first it answers; None when it has nothing to answer."""
+    unanswered = history.unanswered(limit)
+    if dead in unanswered:
+        return dead
+    return unanswered[0] if unanswered else None
