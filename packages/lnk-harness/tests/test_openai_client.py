@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import openai
 from conftest import MAIN
 from helpers import Harness, settings_for
+from openai.types.chat import ChatCompletion
 
 from link_conformance.provider import Reply, StandInProvider
 from link_plugin import wire
@@ -52,3 +54,44 @@ def test_the_openai_client_streams_and_reads_whole_answers(tmp_path: Path, provi
             assert "key" in str(exc)
         else:
             raise AssertionError("a wrong key was answered")
+
+
+def test_a_steered_message_is_an_empty_completion_to_the_openai_client(
+    tmp_path: Path, provider: StandInProvider
+) -> None:
+    """202 + Link-Steered, and a body the client parses: a completion with no content, whole or
+    streamed, named by the running answer's id; the answer comes on the request that started it."""
+    hold = threading.Event()
+    provider.script(Reply(text="The running answer.", hold=hold), Reply(text="With both folded in."))
+    with Harness([settings_for(tmp_path, MAIN, provider.url)]) as harness:
+        ai = client(harness, "openai:steer")
+        before = len(provider.requests)
+        first: list[ChatCompletion] = []
+        running = threading.Thread(
+            target=lambda: first.append(
+                ai.chat.completions.create(model="link", messages=[{"role": "user", "content": "a question"}])
+            )
+        )
+        running.start()
+        try:
+            provider.wait_for_requests(before + 1)
+            whole = ai.chat.completions.with_raw_response.create(
+                model="link", messages=[{"role": "user", "content": "and also this"}]
+            )
+            streamed = ai.chat.completions.with_raw_response.create(
+                model="link", messages=[{"role": "user", "content": "and this too"}], stream=True
+            )
+            chunks = list(streamed.parse())
+        finally:
+            hold.set()
+            running.join()
+    for raw in (whole, streamed):
+        assert raw.status_code == 202 and raw.headers[wire.STEERED] == "1"
+        assert raw.headers[wire.ANSWER_ID] == first[0].id == "openai:steer/1"
+    completion = whole.parse()
+    assert isinstance(completion, ChatCompletion), f"got {completion!r}"
+    assert completion.choices[0].message.content == "" and completion.id == first[0].id
+    assert len(chunks) == 1 and chunks[0].choices[0].delta.content == "" and chunks[0].id == first[0].id
+    assert chunks[0].choices[0].finish_reason == "stop"
+    assert first[0].choices[0].message.content == "The running answer.\n\nWith both folded in."
+    assert "and also this" in provider.requests[-1].text and "and this too" in provider.requests[-1].text

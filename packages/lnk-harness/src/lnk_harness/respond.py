@@ -4,7 +4,8 @@ The response watches its connection while it sends: it says whether the whole an
 and a turn whose request went away keeps its answer for `/_link/recover`. The answer's id goes
 in the response's head (`Link-Answer-Id`), before the first token, and is the `id` of every
 chunk (or of the whole completion): the id recovery lists the answer by, should it go
-undelivered.
+undelivered. A message that joined a running turn is answered 202 with `Link-Steered`, and, so
+an OpenAI client reads it too, a completion with no content.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from link_plugin import wire
-from lnk_harness.reply import End, Reply
+from lnk_harness.reply import End, Joined, Reply
 
 SSE = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
 
@@ -59,6 +60,18 @@ class Completion:
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }
         return json.dumps(body, ensure_ascii=False).encode()
+
+
+def steered(joined: Joined, *, stream: bool, model: str) -> Response:
+    """202 + Link-Steered (and the running answer's id): a completion with no content, whole or streamed."""
+    completion = Completion(joined.answer_id, model)
+    headers = {wire.STEERED: "1"}
+    if joined.answer_id:
+        headers[wire.ANSWER_ID] = joined.answer_id
+    if stream:
+        body = completion.chunk({"role": "assistant", "content": ""}, "stop") + b"data: [DONE]\n\n"
+        return Response(body, status_code=202, headers=headers, media_type="text/event-stream")
+    return Response(completion.whole(""), status_code=202, headers=headers, media_type="application/json")
 
 
 class AnswerResponse(Response):

@@ -36,7 +36,7 @@ from lnk_harness.agents import Agent
 from lnk_harness.conversation import folder_thread, parse_answer_id
 from lnk_harness.events import MessageIn
 from lnk_harness.reply import Joined
-from lnk_harness.respond import AnswerResponse, error
+from lnk_harness.respond import AnswerResponse, error, steered
 
 log = logging.getLogger("lnk_harness.server")
 
@@ -181,10 +181,7 @@ class Harness:
         else:
             outcome = await agent.turns.again(conversation, number)
         if isinstance(outcome, Joined):
-            steering = {wire.STEERED: "1"}
-            if outcome.answer_id is not None:
-                steering[wire.ANSWER_ID] = outcome.answer_id
-            return Response(status_code=202, headers=steering)
+            return steered(outcome, stream=chat.stream, model=chat.model)
         return AnswerResponse(outcome, stream=chat.stream, model=chat.model)
 
     async def recover(self, request: Request) -> Response:
