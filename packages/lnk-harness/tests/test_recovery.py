@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from pathlib import Path
@@ -301,6 +302,28 @@ def test_killed_after_keeping_a_message_it_is_kept_once_when_sent_again(
         assert sorted(m for a in answers for m in a["messages"]) == [1, 2]
         its = next(a for a in answers if 2 in a["messages"])
         assert (again.status, again.text, again.answer_id) == (200, its["text"], f"telegram:31/{its['name']}")
+    finally:
+        hold.set()
+        harness.stop()
+
+
+def test_a_turn_killed_mid_answer_is_finished_at_once_not_after_the_lapse(
+    tmp_path: Path, provider: StandInProvider
+) -> None:
+    """Its holder provably gone (the lock it kept went with it), the restarted harness finishes the
+    turn without waiting out the lease's minute."""
+    hold = threading.Event()
+    provider.script(Reply(text="cut by the kill", hold=hold), Reply(text="finished at once"))
+    settings = settings_for(tmp_path, MAIN, provider.url, turns=Turns(renew=0.2, lapse=60.0))
+    harness = Harness([settings]).start()
+    try:
+        kill_while_answering(harness, provider, "a question", "telegram:41")
+        hold.set()
+        lease = json.loads((harness.conversation("telegram:41") / "turn.json").read_text())
+        assert lease["boot"] and lease["lock"], "the holder recorded where it runs and the lock it keeps"
+        harness.start()
+        wait_until(lambda: recovered(harness), timeout=20, what="the answer, well before the 60 s lapse")
+        assert [a.content for a in recovered(harness)] == ["finished at once"]
     finally:
         hold.set()
         harness.stop()

@@ -3,7 +3,8 @@
 events/          every event, written once (events.py)
 conversation.md  the transcript, rendered from the events (what memory indexes), with
                  conversation.lock its lock, which says how far it got
-turn.json        the lease of the running turn (lease.py), with turn.take its lock
+turn.json        the lease of the running turn (lease.py), with turn.take its lock, and
+                 turn.<token>.lock the lock its holder keeps while it lives (holders.py)
 tools.json       the tools a subagent's conversation was narrowed to: a grant, kept beside
                  the events and not in them, so no turn reads every event to find it
 outbox/          finished answers nobody waited for, until the bridge says they were sent

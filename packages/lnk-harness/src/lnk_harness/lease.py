@@ -1,10 +1,11 @@
 """One turn per conversation, whichever process runs it: a lease in `turn.json`.
 
 The holder renews it every `[turns] renew` seconds; one not renewed for `[turns] lapse` seconds
-belongs to a process that died, and the next taker finishes its turn. Every read-and-write of
-the lease happens under an exclusive lock on `turn.take`, so two processes never both take a
-lapsed lease. The lock is the kernel's (flock), released when its holder dies, so a crash never
-leaves it taken. Nothing awaits while the lock is held.
+belongs to a process that died, and the next taker finishes its turn. A holder that is provably
+gone (holders.py: the lock it keeps while it lives is free) is taken from at once, without the
+lapse. Every read-and-write of the lease happens under an exclusive lock on `turn.take`, so two
+processes never both take a lapsed lease. The lock is the kernel's (flock), released when its
+holder dies, so a crash never leaves it taken. Nothing awaits while the lock is held.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
+
+from lnk_harness.holders import HeldLock, gone, here
 
 _PROCESS = f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
 
@@ -65,6 +68,10 @@ class Lease(BaseModel):
     """A message asked the running turn to stop ([turns] busy = stop)."""
     answer: int | None = None
     """The message whose number names the running turn's answer (its Link-Answer-Id)."""
+    machine: str | None = None
+    """The holder's machine id, boot id and lock (holders.py); None in a lease an older harness wrote."""
+    boot: str | None = None
+    lock: str | None = None
 
     def lapsed(self, lapse: float, now: float) -> bool:
         return now - self.renewed > lapse
@@ -77,8 +84,13 @@ class Taken:
     """The lease a dead holder left, whose turn the taker finishes first."""
 
 
+_HELD: dict[str, HeldLock] = {}
+"""The lock each turn of this process keeps while it holds its lease, by holder."""
+
+
 class TurnLease:
     def __init__(self, folder: Path, lapse: float) -> None:
+        self.folder = folder
         self.path = folder / "turn.json"
         self._lock_path = folder / "turn.take"
         self.lapse = lapse
@@ -105,7 +117,7 @@ class TurnLease:
             os.close(fd)
 
     def try_take(self, answer: int | None = None) -> Taken | Lease:
-        """Take the lease when it is free or lapsed; otherwise the live lease that holds it."""
+        """Take the lease when it is free, lapsed or its holder is gone; otherwise the live lease."""
         with self.locked():
             return self.take_locked(answer)
 
@@ -114,12 +126,31 @@ class TurnLease:
         one, a turn taken from a dead holder keeps that holder's name for it."""
         now = time.time()
         current = self.read()
-        if current is not None and not current.lapsed(self.lapse, now):
+        if current is not None and not current.lapsed(self.lapse, now) and not self.gone(current):
             return current
         holder = new_holder()
+        held = HeldLock.take(self.folder)
+        if held is not None:
+            _HELD[holder] = held
+        ours = here()
         named = answer if answer is not None or current is None else current.answer
-        self._write(Lease(holder=holder, taken=now, renewed=now, answer=named))
+        lease = Lease(
+            holder=holder,
+            taken=now,
+            renewed=now,
+            answer=named,
+            machine=ours.machine,
+            boot=ours.boot,
+            lock=held.token if held is not None else None,
+        )
+        self._write(lease)
+        if current is not None and current.lock is not None:
+            HeldLock.forget(self.folder, current.lock)
         return Taken(holder=holder, lapsed=current)
+
+    def gone(self, lease: Lease) -> bool:
+        """Whether the lease's holder has provably ended (holders.py), so its lapse needn't be waited."""
+        return gone(self.folder, lease.machine, lease.boot, lease.lock)
 
     def renew(self, holder: str) -> Lease | None:
         """Renew it for `holder`; None when the lease is no longer theirs."""
@@ -152,9 +183,18 @@ class TurnLease:
             if current is not None and current.holder == holder:
                 current.renewed = 0.0
                 self._write(current)
+        self.release(holder)
 
     def let_go(self, holder: str) -> None:
         with self.locked():
             current = self.read()
             if current is not None and current.holder == holder:
                 self.path.unlink(missing_ok=True)
+        self.release(holder)
+
+    @staticmethod
+    def release(holder: str) -> None:
+        """Let go of the lock the holder kept (its lease let go, handed over, or taken from it)."""
+        held = _HELD.pop(holder, None)
+        if held is not None:
+            held.release()

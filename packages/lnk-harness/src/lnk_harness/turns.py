@@ -5,10 +5,10 @@ runs a turn, or, when a turn is running, does what `[turns] busy` says: `steer` 
 running turn (the request is answered 202, and the answer comes on the request that started
 the turn), `queue` waits for its own turn, `stop` stops the running one and then takes its turn.
 
-A lease left by a process that died lapses; whoever takes it next finishes that turn first:
-tool calls that never answered are answered "not made again" and the model goes on, and a turn
-that had already answered everything only has its lease let go, never a second answer. An
-answer nobody waits for is kept for `/_link/recover`.
+A lease left by a process that died lapses (at once, when its holder is provably gone); whoever
+takes it next finishes that turn first: tool calls that never answered are answered "not made
+again" and the model goes on, and a turn that had already answered everything only has its
+lease let go, never a second answer. An answer nobody waits for is kept for `/_link/recover`.
 
 Each answer is named from the start by the message whose request started its turn (its id,
 `<thread>/<number>`), so the request knows the id before the first token and recovery lists the
@@ -192,19 +192,23 @@ class Turns:
                     self._spawn(self._finish_when_lapsed(self.conversation(thread)))
 
     async def _finish_when_lapsed(self, conversation: Conversation) -> None:
-        lapse = self.settings.turns.lapse
+        """Finish the turn of a lease left behind: at once when its holder is provably gone, else
+        once it lapses (looking again every `renew`, in case its holder ends meanwhile)."""
+        turns = self.settings.turns
         while True:
             lease = conversation.lease.read()
             if lease is None:
                 return
-            wait = lease.renewed + lapse - time.time()
-            if wait > 0:
-                await asyncio.sleep(wait + 0.01)
+            wait = lease.renewed + turns.lapse - time.time()
+            if wait > 0 and not conversation.lease.gone(lease):
+                await asyncio.sleep(min(wait + 0.01, turns.renew))
                 continue
             taken = conversation.lease.try_take(recovery_name(conversation.history(), lease.answer, None))
             if isinstance(taken, Taken):
                 await self._run(conversation, taken, None, None)
-            return  # or someone took it first, and finishes it
+                return
+            if taken.holder != lease.holder:
+                return  # someone else took it over, and finishes it
 
     # --- running a turn -------------------------------------------------------------------
 
@@ -244,6 +248,8 @@ class Turns:
             if not keep_lease:
                 # Off the event loop, in one go: the disk's slow moments hold up no other turn.
                 await asyncio.to_thread(self._close, conversation, running.holder, settle)
+            elif running.lost:
+                conversation.lease.release(running.holder)
             self._signal(conversation.folder)
             if not keep_lease:
                 # After letting go, so the next turn needn't wait for the transcript.
