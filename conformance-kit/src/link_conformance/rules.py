@@ -11,7 +11,12 @@ RULES: dict[str, str] = {
     "proof": "the endpoint answers POST /_link/proof with HMAC-SHA256(endpoint key, challenge), never the key",
     "agent": "a request naming an agent the process doesn't run is refused before the model is called",
     "tools": "Link-Tools narrows a conversation's tools, and a later list only intersects",
-    "steer": "a message while a turn runs gets 202 + Link-Steered, and its answer comes on the first request",
+    "steer": "a message while a turn runs gets 202 + Link-Steered and a completion with no content (streamed or "
+    "whole, as asked), and its answer comes on the first request",
+    "answer-id": "Link-Answer-Id in the head of every answer is every chunk's (or the completion's) id, the id a "
+    "steered message gets, and the id /_link/recover hands the answer over by",
+    "once": "a message sent again with its Link-Message-Id is kept once: answered again by the same id, the model "
+    "never asked again nor shown it twice; a malformed key is refused with 400",
     "memory-command": "`command <folder> <state>` answers an argv that serves MCP over stdio",
     "memory-tools": "every call named in no_ask is a tool the engine lists",
     "memory-notes": "an engine claims no notes file when Link names none",

@@ -25,6 +25,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from link_conformance.completions import Answered, message, send
 from link_conformance.fakes import FakeEndpoint
 from link_conformance.provider import Reply, StandInProvider
 from link_conformance.rules import broken
@@ -245,32 +246,96 @@ class HarnessConformance(_Suite):
     ) -> None:
         hold = threading.Event()
         provider.script(Reply(text="first answer. ", hold=hold), Reply(text="after steering"))
-        thread = wire.Thread(channel="kit", chat="steer")
-        client = EndpointClient(running.endpoint_ref(), running.agent)
+        url, key, agent = endpoint.url, running.key, running.agent
         before = len(provider.requests)
 
-        async def scenario() -> tuple[int, str, int, bool]:
-            async def first() -> tuple[int, str]:
-                async with client.chat("first message", thread) as reply:
-                    return reply.status, await reply.text()
-
-            task = asyncio.create_task(first())
+        async def scenario() -> tuple[Answered, Answered, Answered]:
+            first = asyncio.create_task(asyncio.to_thread(send, url, key, agent, "kit:steer", "first message"))
             await asyncio.to_thread(provider.wait_for_requests, before + 1)
             try:
-                async with client.chat("second message", thread) as second:
-                    status, steered = second.status, second.steered
-                    await second.text()
+                streamed = await asyncio.to_thread(send, url, key, agent, "kit:steer", "second message")
+                whole = await asyncio.to_thread(send, url, key, agent, "kit:steer", "third message", stream=False)
             finally:
                 hold.set()
-            first_status, text = await task
-            return first_status, text, status, steered
+            return await first, streamed, whole
 
-        first_status, text, status, steered = asyncio.run(scenario())
-        assert status == 202 and steered, broken("steer", f"the second message got {status}, steered={steered}")
-        assert first_status == 200, broken("steer", f"the first request got {first_status}")
-        later = [r for r in provider.requests[before + 1 :] if "second message" in r.text]
-        assert later, broken("steer", "the model never saw the steering message")
-        assert "after steering" in text, broken("steer", f"the first request's answer was {text!r}")
+        first, streamed, whole = asyncio.run(scenario())
+        for form, steered in (("streamed", streamed), ("whole", whole)):
+            assert steered.steered, broken("steer", f"a {form} message mid-turn got {steered.status} {steered.headers}")
+            assert steered.complete and steered.text == "", broken(
+                "steer", f"a {form} steered message's body is no empty completion: {steered.body[:300]!r}"
+            )
+        assert first.status == 200, broken("steer", f"the first request got {first.status}")
+        later = [r for r in provider.requests[before + 1 :] if "second message" in r.text and "third message" in r.text]
+        assert later, broken("steer", "the model never saw the steering messages")
+        assert "after steering" in first.text, broken("steer", f"the first request's answer was {first.text!r}")
+        if endpoint.once:
+            ids = {streamed.answer_id, whole.answer_id}
+            assert ids == {first.answer_id}, broken("answer-id", f"steered into {first.answer_id}, they named {ids}")
+
+    @staticmethod
+    def _once(endpoint: harness.Endpoint, running: RunningHarness) -> tuple[str, str, AgentRef]:
+        """Where and as whom a check of what `once` promises sends; skipped for an endpoint without it."""
+        if not endpoint.once:
+            pytest.skip("the endpoint doesn't say `once` (a message kept once per key, every answer named)")
+        return endpoint.url, running.key, running.agent
+
+    def test_answer_id_names_the_answer(
+        self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider
+    ) -> None:
+        url, key, agent = self._once(endpoint, running)
+        provider.script(Reply(text="Streamed, by its id.", chunks=3), Reply(text="Whole, by its id."))
+        streamed = send(url, key, agent, "kit:ids", "stream it")
+        whole = send(url, key, agent, "kit:ids", "all at once", stream=False)
+        for form, answered in (("streamed", streamed), ("whole", whole)):
+            assert answered.status == 200 and answered.answer_id, broken(
+                "answer-id", f"a {form} answer's head: {answered.status} {answered.headers}"
+            )
+            assert set(answered.ids) == {answered.answer_id}, broken(
+                "answer-id", f"a {form} answer named {answered.answer_id} carried the ids {sorted(set(answered.ids))}"
+            )
+        assert streamed.answer_id != whole.answer_id, broken("answer-id", "two answers had one id")
+
+        # An answer whose request went away is recovered by the id its head gave.
+        hold = threading.Event()
+        provider.script(Reply(text="Kept for recovery.", hold=hold))
+        before = len(provider.requests)
+        headers, body = message(agent, key, "kit:ids", "then go away")
+        with httpx.stream("POST", f"{url}/chat/completions", headers=headers, json=body, timeout=10) as response:
+            head = response.headers.get(wire.ANSWER_ID)
+            provider.wait_for_requests(before + 1)
+        hold.set()
+        client = EndpointClient(running.endpoint_ref(), agent)
+        deadline = time.monotonic() + 30
+        recovered: list[wire.Undelivered] = []
+        while not recovered and time.monotonic() < deadline:
+            recovered = [a for a in asyncio.run(client.recover()) if a.thread == "kit:ids"]
+            time.sleep(0.1)
+        assert [(a.id, a.content) for a in recovered] == [(head, "Kept for recovery.")], broken(
+            "answer-id", f"the head named {head}; recover handed over {recovered}"
+        )
+        asyncio.run(client.confirm([a.id for a in recovered]))
+
+    def test_message_kept_once(
+        self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider
+    ) -> None:
+        url, key, agent = self._once(endpoint, running)
+        provider.script(Reply(text="Noted: 41."), Reply(text="You said 41."))
+        first = send(url, key, agent, "kit:once", "my number is 41", message_id="kit-update-1")
+        before = len(provider.requests)
+        again = send(url, key, agent, "kit:once", "my number is 41", message_id="kit-update-1")
+        assert (again.status, again.text, again.answer_id) == (first.status, first.text, first.answer_id), broken(
+            "once",
+            f"sent again, it was answered {again.status} {again.text!r} as {again.answer_id}, "
+            f"first {first.status} {first.text!r} as {first.answer_id}",
+        )
+        time.sleep(0.2)
+        assert len(provider.requests) == before, broken("once", "the model was asked again for a message sent again")
+        send(url, key, agent, "kit:once", "what was my number?", message_id="kit-update-2")
+        said = [m for m in provider.requests[-1].json["messages"] if "my number is 41" in json.dumps(m)]
+        assert len(said) == 1, broken("once", f"the model was shown the message {len(said)} times")
+        bad = send(url, key, agent, "kit:once", "hi", message_id="not a key!")
+        assert bad.status == 400, broken("once", f"a malformed {wire.MESSAGE_ID} got {bad.status}")
 
 
 class MemoryConformance(_Suite):
