@@ -13,6 +13,7 @@ from mcp import Client
 from world import TOOL, World, wait_until
 
 from link_conformance import Reply, ToolCall
+from lnk_testing.bodies import Growth, MiB, flood
 
 
 def _log(world: World, name: str) -> list[dict[str, Any]]:
@@ -138,3 +139,27 @@ def test_a_tool_server_that_ended_is_started_again_and_only_a_reading_call_is_ma
     assert len({pid for _, pid in ran}) == 3  # each end, a server started again
     logged = [(entry["call"], entry["ok"]) for entry in _log(world, "work")]
     assert logged == [("lookup", True), ("lookup", True), ("erase", False), ("erase", True)]
+
+
+def test_a_body_far_over_the_cap_is_refused_while_read_by_the_tool_bridge_and_the_control_socket(
+    world: World,
+) -> None:
+    """Sent without a length, 200 MB is refused at the cap, before lnk holds more than a few MiB
+    of it; what is served there goes on answering."""
+    world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
+    world.start("work")
+    url = world.harness_settings("work").tools["words"]
+    supervisor = world.state("work").pid
+    mcp = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    socket = httpx.HTTPTransport(uds=str(world.agent("work").run.control))
+    with (
+        httpx.Client(timeout=60) as gateway,
+        httpx.Client(transport=socket, base_url="http://lnk", timeout=60) as local,
+    ):
+        for client, path, headers in ((gateway, url, mcp), (local, "/approvals/anything", {})):
+            with Growth(supervisor) as growth:
+                response = flood(client, path, size=200 * MiB, headers=headers)
+            assert response.status_code == 413, f"{path}: {response.status_code} {response.text[:200]}"
+            assert growth.grew < 6 * MiB, f"{path}: lnk grew {growth.grew / MiB:.1f} MiB reading a body it refused"
+        assert local.get("/approvals").json() == []
+    assert asyncio.run(_call(url, "lookup", {"word": "cat"})) == (False, "cat means something")

@@ -7,6 +7,10 @@
 - The tools socket (~/.config/lnk/agents/.net/<id>/tools.sock): the sandbox's proxy passes
   `/_link/tools/<tool>/mcp` here for a sandboxed harness.
 - The control socket (the run folder): status, and the owner's answers to tool calls.
+
+Every body is read with a cap (link_plugin.bodies), so nothing sent to any of them makes lnk
+hold more than that: a tool call 4 MiB, a model request 32 MiB (the largest a provider takes),
+anything else 64 KiB. A larger one is refused with 413 as it is read.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from link_plugin.bodies import SMALL, CappedBodies
 from link_plugin.keys import KeyStore
 from link_plugin.providers import UPSTREAM_ENV, Provider
 from link_plugin.sandbox import TOOLS_PATH
@@ -37,6 +42,11 @@ from lnk.toolbridge import ToolBridge
 
 _NOT_FORWARDED = {"host", "content-length", "connection", "authorization", "x-api-key", "transfer-encoding"}
 _NOT_RETURNED = {"content-length", "transfer-encoding", "connection"}
+
+TOOL_BODY_MAX = 4 * 1024 * 1024
+"""A tool call's request: arguments the model wrote, far below this."""
+MODEL_BODY_MAX = 32 * 1024 * 1024
+"""A model request (the conversation and the tools), as large as a hosted model takes one."""
 
 
 class ModelRelay:
@@ -106,16 +116,31 @@ class Gateway:
         self.bridge = bridge
         self.secret = secret
         self.relay = relay
+        self._capped = CappedBodies(self._route, self._cap)
+
+    def _inner(self, path: str) -> str | None:
+        """The path past the secret; None when it doesn't start with the secret."""
+        if self.secret is None:
+            return path
+        given, _, rest = path.lstrip("/").partition("/")
+        return "/" + rest if hmac.compare_digest(given.encode(), self.secret.encode()) else None
+
+    def _cap(self, path: str) -> int:
+        inner = self._inner(path)
+        if inner is not None and _tool_of(inner) is not None:
+            return TOOL_BODY_MAX
+        if inner is not None and self.relay is not None and inner.startswith("/model/"):
+            return MODEL_BODY_MAX
+        return SMALL
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        path: str = scope["path"]
-        if self.secret is not None:
-            given, _, rest = path.lstrip("/").partition("/")
-            if not hmac.compare_digest(given.encode(), self.secret.encode()):
-                return await _not_found(scope, receive, send)
-            path = "/" + rest
+        if scope["type"] == "http":
+            await self._capped(scope, receive, send)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = self._inner(scope["path"])
+        if path is None:
+            return await _not_found(scope, receive, send)
         tool = _tool_of(path)
         if tool is not None and await self.bridge.serve(tool, scope, receive, send):
             return
@@ -125,7 +150,7 @@ class Gateway:
         await _not_found(scope, receive, send)
 
 
-def control_app(approvals: Approvals, status: Callable[[], Awaitable[dict[str, Any]]]) -> Starlette:
+def control_app(approvals: Approvals, status: Callable[[], Awaitable[dict[str, Any]]]) -> CappedBodies:
     async def get_status(request: Request) -> Response:
         return JSONResponse(await status())
 
@@ -138,13 +163,14 @@ def control_app(approvals: Approvals, status: Callable[[], Awaitable[dict[str, A
             return JSONResponse({"error": "no such question is waiting"}, status_code=404)
         return JSONResponse({"answered": True, "allow": allow})
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/status", get_status),
             Route("/approvals", waiting),
             Route("/approvals/{id}", answer, methods=["POST"]),
         ]
     )
+    return CappedBodies(app, lambda path: SMALL)
 
 
 class _Quiet(uvicorn.Server):
