@@ -3,8 +3,10 @@
     python benchmarks/startup.py [runs]
 
 Target: at most 150 ms added. Printed: the median of each, what the sandbox adds, and that as a
-share of the target. `in process` is what a long-lived caller pays (the policy, the proxy
-started and stopped, bubblewrap and the relay); `lnk-sandbox run` adds starting the CLI itself.
+share of the target. `in process` is what a long-lived caller pays (the policy, its folders each
+opened by descriptor, the proxy started and stopped, bubblewrap and the relay); `lnk-sandbox run`
+adds starting the CLI itself. `the policy alone` is the part of that spent opening and checking
+the folders.
 """
 
 from __future__ import annotations
@@ -46,11 +48,17 @@ def main() -> None:
         def in_process() -> None:
             assert Sandbox(request, layout, environ=env).run() == 0
 
+        def policy_alone() -> None:
+            with Sandbox(request, layout, environ=env).policy():
+                pass
+
         bare = median_ms(lambda: subprocess.run(["true"], check=True), times)
+        policy = median_ms(policy_alone, times)
         sandboxed = median_ms(in_process, times)
         command = [program, "run", "--agent", "bench", "--", "true"]
         cli = median_ms(lambda: subprocess.run(command, env=env, check=True), times)
     print(f"bare true:                 {bare:7.1f} ms")
+    print(f"the policy alone:          {policy:7.1f} ms  (its folders opened and checked)")
     for name, value in (("full policy, in process:", sandboxed), ("lnk-sandbox run -- true:", cli)):
         added = value - bare
         print(f"{name:26} {value:7.1f} ms  (+{added:.1f} ms, {added / TARGET_MS:.2f} of the 150 ms target)")

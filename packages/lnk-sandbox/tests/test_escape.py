@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import pty
 import shlex
+import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -363,15 +364,74 @@ def test_a_symlink_out_of_a_writable_folder_reaches_nothing(agent: Link) -> None
     assert refused(ran) and KEY not in ran.out
 
 
-def test_a_symlink_planted_for_the_next_start_is_refused(agent: Link) -> None:
+def test_replacing_one_of_its_folders_with_a_link_is_refused(agent: Link) -> None:
     folder = agent.layout.agent("main")
-    plant = f"rm -rf {folder.instructions} && ln -s {agent.layout.agent('other').home} {folder.instructions}"
-    assert agent.sh(plant, writes=[str(folder.home)]).code == 0
+    for plant in (
+        f"rm -rf {folder.instructions} && ln -s {agent.layout.agent('other').home} {folder.instructions}",
+        f"mv {folder.home}/work {folder.home}/moved",
+    ):
+        ran = agent.sh(plant, writes=[str(folder.home)])
+        assert refused(ran) and "busy" in ran.err, ran
+    exchange = (
+        f"import ctypes, os; os.chdir({str(folder.home)!r}); os.symlink('../../../..', 'link');"
+        "failed = ctypes.CDLL(None, use_errno=True).renameat2(-100, b'link', -100, b'work', 2);"
+        "raise SystemExit(os.strerror(ctypes.get_errno()) if failed else 0)"
+    )
+    ran = agent.run(python(exchange), writes=[str(folder.home)])
+    assert refused(ran) and "busy" in ran.err, ran
+    assert folder.instructions.is_dir() and not folder.instructions.is_symlink()
+    assert (folder.home / "work").is_dir() and not (folder.home / "work").is_symlink()
+
+
+def test_a_symlink_left_for_the_next_start_is_refused(agent: Link) -> None:
+    """A link where one of its folders should be (left by a harness run without a sandbox, say)."""
+    folder = agent.layout.agent("main")
+    shutil.rmtree(folder.instructions)
+    folder.instructions.symlink_to(agent.layout.agent("other").home)
     agent.grants("main", '[files]\nread = ["instructions"]\n')
     marker = folder.home / "work" / "ran"
     with pytest.raises(LinkError, match="symbolic link"):
         agent.sh(f"touch {marker}", writes=[str(folder.chats)])
     assert not marker.exists()
+    ran = agent.cli("run", "--agent", "main", "--", "touch", str(marker))
+    assert ran.code == 125 and "symbolic link" in ran.err and "Traceback" not in ran.err, ran
+    assert not marker.exists()
+
+
+def test_a_path_with_dotdot_is_refused(agent: Link) -> None:
+    work = agent.layout.agent("main").home / "work"
+    with pytest.raises(LinkError, match="'..'"):
+        agent.sh("true", reads=[f"{work}/../../../other/Home"])
+
+
+@pytest.mark.parametrize("name", ["", "Harnesses", "Memory"])
+def test_writing_a_folder_that_holds_its_folders_is_refused(agent: Link, name: str) -> None:
+    folder = agent.layout.agent("main").root / name
+    folder.mkdir(exist_ok=True)
+    with pytest.raises(LinkError, match="holds folders each sandbox is shown on its own"):
+        agent.sh("true", writes=[str(folder)], mode="tool", harness=None)
+
+
+def test_a_folder_inside_one_a_sandbox_writes_is_refused(agent: Link) -> None:
+    project = agent.layout.agent("main").home / "work" / "project"
+    project.mkdir()
+    with pytest.raises(LinkError, match="inside a folder a sandbox may write"):
+        agent.sh("true", writes=[str(project)])
+
+
+def test_a_toolchain_leading_into_links_settings_is_refused(agent: Link) -> None:
+    (agent.home / ".cargo").mkdir()
+    (agent.home / ".cargo" / "bin").symlink_to(agent.layout.config)
+    marker = agent.root / "ran"
+    with pytest.raises(LinkError, match="leads into Link's own folders"):
+        agent.sh(f"touch {marker}")
+    assert not marker.exists()
+
+
+def test_no_descriptor_of_a_folder_reaches_inside(agent: Link) -> None:
+    agent.grants("main", 'allow = ["read-home"]\n')
+    ran = agent.run(python("import os; print(sorted(os.listdir('/proc/self/fd')))"))
+    assert ran.out.strip() == "['0', '1', '2', '3']", ran  # 3: the listing's own
 
 
 def test_a_writable_folder_holding_the_settings_is_refused(agent: Link) -> None:

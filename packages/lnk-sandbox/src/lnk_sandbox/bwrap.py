@@ -6,6 +6,14 @@ and dies with its parent. Its root is empty but for what is bound: the system re
 whatever in /etc only its owner may read hidden, its own /proc, /dev and /tmp, and the policy's
 folders. Link's settings folder and the agents' folder are hidden wherever they'd show through
 a bound folder, and the agent's own folders are bound again on top.
+
+Only the system's own folders (root's, read-only in every sandbox, so none can change them) and
+the run's socket folder (in Link's settings, which no sandbox sees) go to bubblewrap by path.
+Everything else it binds by the descriptor the policy opened (`--bind-fd`, `--ro-bind-fd`): it
+mounts the folder the descriptor names and checks that what it mounted is that folder ("Race
+condition binding dirfd" otherwise), and no sandbox can rename a folder on the way to one
+(`policy.py`), so a sandbox is shown what the policy checked. bubblewrap closes each descriptor
+once it is bound: none reaches the command.
 """
 
 from __future__ import annotations
@@ -124,7 +132,7 @@ def options(policy: Policy, plumbing: Plumbing) -> list[str]:
     args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
     args += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
     args += ["--dev", "/dev", "--tmpfs", "/tmp"]
-    binds = [*policy.binds, *(Bind(path, "ro") for path in policy.interpreter)]
+    binds = [*policy.binds, *policy.interpreter]
     binds += [Bind(path, "hide") for path in hidden_in_etc()]
     visible += [bind.path for bind in binds if bind.access != "hide"]
     masks: list[Path] = []
@@ -138,9 +146,11 @@ def options(policy: Policy, plumbing: Plumbing) -> list[str]:
                 masks.append(bind.path)
             else:
                 args += ["--ro-bind", "/dev/null", str(bind.path)]
+        elif bind.fd is None:
+            raise LinkError(f"{bind.path} would be bound by its path, which a sandbox may have changed.")
         else:
-            flag = "--bind" if bind.access == "rw" else "--ro-bind"
-            args += [flag, str(bind.path), str(bind.path)]
+            flag = "--bind-fd" if bind.access == "rw" else "--ro-bind-fd"
+            args += [flag, str(bind.fd), str(bind.path)]
     if plumbing.sockets is not None:
         args += ["--ro-bind", str(plumbing.sockets), str(INSIDE / "out")]
     args += ["--ro-bind-data", str(plumbing.relay_fd), str(RELAY)]

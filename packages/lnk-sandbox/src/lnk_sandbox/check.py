@@ -51,8 +51,8 @@ def check(layout: Layout, agent: str, harness: str | None, environ: Mapping[str,
             details={"unsandboxed": f"{harness} runs without a sandbox: everything you can reach is open"},
             sandboxed=False,
         )
-    policy = sandbox.policy()
-    given = json.dumps(_probe_input(policy, layout, agent, environ))
+    with sandbox.policy() as policy:
+        given = json.dumps(_probe_input(policy, layout, agent, environ))
     request = base.model_copy(update={"argv": [interpreter(), "-I", "-S", "-c", source_of("probe"), given]})
     with tempfile.TemporaryFile() as output:
         code = Sandbox(request, layout, environ=environ, stdout=output).run()

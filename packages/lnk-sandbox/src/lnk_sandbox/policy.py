@@ -3,6 +3,10 @@
 What a sandbox shows: the system read-only, its home and the agent's folders as the grants say,
 never Link's settings folder, never another agent's folder. What it reaches: its proxy (rules
 from the grants), the loopback ports it is given, or, with lan, the network as it is.
+
+Every folder a policy shows beyond the system is opened here, once, without following a link
+(`folders.py`), and checked as opened: a policy holds descriptors, and is closed once the sandbox
+holds them (`with policy:`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from link_plugin.permissions import Permission
 from link_plugin.sandbox import ANY_HOST, PROXY_PORT, Mode, SandboxRequest, proxy_url
 from link_plugin.settings import AgentSettings
 from lnk_sandbox.addresses import this_machine
+from lnk_sandbox.folders import Folders, Opened
 from lnk_sandbox.grants import AgentGrants, HarnessGrants, normal_host
 from lnk_sandbox.rules import Rules
 
@@ -38,7 +43,14 @@ Access = Literal["ro", "rw", "hide"]
 @dataclass(frozen=True)
 class Bind:
     path: Path
+    """Where it shows inside: where it was found outside."""
     access: Access
+    fd: int | None = None
+    """What is shown: the file or folder as opened once, without following a link (None for a hide)."""
+
+    @classmethod
+    def of(cls, opened: Opened, access: Access) -> Bind:
+        return cls(opened.path, access, opened.fd)
 
 
 @dataclass
@@ -50,7 +62,7 @@ class Policy:
     home: Path
     binds: list[Bind]
     """Beyond the system: read-only, read-write, and what is hidden even under a visible folder."""
-    interpreter: list[Path]
+    interpreter: list[Bind]
     """The relay's Python (its program, standard library and shared library), read-only."""
     namespace: bool
     """A network of its own, crossed only by the relays (False with lan)."""
@@ -64,9 +76,24 @@ class Policy:
     developer_tools: bool = True
     desktop: bool = False
     read_home: Path | None = None
+    folders: Folders = field(default_factory=Folders)
+    """Every descriptor the binds hold, closed with the policy."""
 
     def access(self, access: Access) -> list[Path]:
         return [bind.path for bind in self.binds if bind.access == access]
+
+    def fds(self) -> list[int]:
+        """What bubblewrap is handed (`pass_fds`): every bind's descriptor."""
+        return [bind.fd for bind in (*self.binds, *self.interpreter) if bind.fd is not None]
+
+    def close(self) -> None:
+        self.folders.close()
+
+    def __enter__(self) -> Policy:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def interpreter_paths() -> list[Path]:
@@ -93,6 +120,40 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def _beneath(path: Path, roots: Iterable[Path]) -> tuple[str, ...] | None:
+    """The names of `path` under the first root it is spelled under; None: under none of them."""
+    for root in roots:
+        if _within(path, root):
+            return path.relative_to(root).parts
+    return None
+
+
+HOLDERS = ("Harnesses", "Memory")
+"""An agent's folders holding folders of their own, each shown on its own: never written whole."""
+
+
+def _a_whole_folder(given: Path, names: tuple[str, ...], writes: bool) -> None:
+    """In the agents' root a sandbox is shown whole folders only: the agent's folder or one of its
+    folders (`Home`, `chats`, `Home/work`, `Harnesses/<harness>`, `Memory/<engine>`, or another it
+    keeps beside them), never one inside a folder a sandbox may write. So no sandbox can rename
+    any folder on the way to one another sandbox is shown: a sandbox that writes `Home` has its
+    four folders bound again over themselves (`Context.pinned`), and no sandbox writes a folder that
+    holds others (the agent's own, `Harnesses`, `Memory`)."""
+    depth = len(names)
+    if writes and (depth == 1 or (depth == 2 and names[1] in HOLDERS)):
+        raise LinkError(
+            f"{given} holds folders each sandbox is shown on its own: a sandbox writes them one by one.",
+            "Name the folder it writes (Home, chats, Home/work, ...).",
+        )
+    named = depth == 3 and (names[1] in HOLDERS or (names[1] == "Home" and names[2] in HOME_FOLDERS))
+    if depth > 3 or (depth == 3 and not named):
+        raise LinkError(
+            f"{given} is inside a folder a sandbox may write: a sandbox is shown that folder whole, never "
+            "a folder inside it.",
+            "Name the agent's folder that holds it (Home, chats, Home/work, ...).",
+        )
+
+
 class Context:
     """What a policy is built from: the layout, the agent's settings, both layers of grants, the environment."""
 
@@ -115,6 +176,8 @@ class Context:
         self.config_root = layout.config.resolve()
         self.agents_root = layout.agents.resolve()
         self.own_root = self.agents_root / agent
+        self.folders = Folders()
+        """What the policy opens; it closes them."""
 
     @property
     def permissions(self) -> frozenset[str]:
@@ -124,14 +187,36 @@ class Context:
     def user_home(self) -> Path:
         return Path(self.environ.get("HOME") or Path.home())
 
-    def checked(self, path: str | Path, mode: Mode, writes: bool) -> Path:
-        """A path a request names, refused where it would show what no sandbox may see."""
+    def _in_agents(self, path: Path) -> tuple[str, ...] | None:
+        """Its names under the agents' root, however the root is spelled (as set, or resolved)."""
+        return _beneath(path, (Path(os.path.abspath(self.layout.agents)), self.agents_root))
+
+    def checked(self, path: str | Path, mode: Mode, writes: bool) -> Opened:
+        """A path a request names, opened once, and refused where it would show what no sandbox may see.
+
+        In the agents' root it is walked from the root following no link; elsewhere the user's links
+        are followed once to the real folder, which is opened following none and must not lie in
+        the agents' root (a way in there is walked from its root, by its own names)."""
         given = Path(path)
         if not given.is_absolute():
             raise LinkError(f"The sandbox is given {str(path)!r}, which isn't an absolute path.")
-        real = given.resolve()
-        if not real.exists():
-            raise LinkError(f"The sandbox is given {given}, which doesn't exist.")
+        if ".." in given.parts:
+            raise LinkError(f"The sandbox is given {given}, which has '..' in it: name the folder itself.")
+        names = self._in_agents(given)
+        if names is not None:
+            opened = self.folders.beneath(self.agents_root, names)
+        else:
+            opened = self.folders.resolved(given)
+            if _within(opened.path, self.agents_root):
+                raise LinkError(
+                    f"{given} leads into the agents' folder through a symbolic link: the sandbox follows none there.",
+                    f"Name the folder by its own path in {self.layout.agents}.",
+                )
+        return self._judged(given, opened, mode, writes)
+
+    def _judged(self, given: Path, opened: Opened, mode: Mode, writes: bool) -> Opened:
+        """The checks, on where the opened folder is."""
+        real = opened.path
         if _within(real, self.config_root) or (writes and _within(self.config_root, real)):
             raise LinkError(
                 f"{given} would show Link's settings folder ({self.layout.config}) to a sandbox: no sandbox sees it."
@@ -139,12 +224,14 @@ class Context:
         if writes and _within(self.agents_root, real):
             raise LinkError(f"{given} would let a sandbox write every agent's folder.")
         if _within(real, self.agents_root):
+            if real == self.agents_root:
+                raise LinkError(f"{given} would show every agent's folder: an agent's sandbox never shows another's.")
             if not _within(real, self.own_root) and not (mode == "tool" and self.same_owner(real)):
                 raise LinkError(f"{given} is another agent's folder: an agent's sandbox never shows another's.")
             if mode != "tool" and _within(real, self.own_root / "Memory"):
                 raise LinkError(f"{given} is memory's state: no harness reaches it.")
-            self.no_links(given)
-        return real
+            _a_whole_folder(given, real.relative_to(self.agents_root).parts, writes)
+        return opened
 
     def same_owner(self, path: Path) -> bool:
         """Whether a path is in the folder of an agent of this one's owner: one memory engine serves all
@@ -155,30 +242,37 @@ class Context:
             return False
         return load_toml(settings, AgentSettings).owner == self.settings.owner
 
-    def no_links(self, path: Path) -> None:
-        """Refuse a path in the agent's folder that goes through a symbolic link: one made from
-        inside a sandbox would otherwise choose what the next sandbox shows."""
-        lexical = Path(os.path.normpath(path))
-        root = next((r for r in (self.layout.agents, self.agents_root) if _within(lexical, r)), None)
-        here = self.agents_root
-        parts = lexical.relative_to(root).parts if root is not None else ()
-        for part in parts:
-            here = here / part
-            if here.is_symlink():
-                break
-        else:
-            if root is not None:
-                return
-        raise LinkError(
-            f"{path} goes through a symbolic link in the agent's folder: the sandbox follows none there.",
-            "Put the folder back in place of the link (one made from inside a sandbox is refused).",
-        )
+    def own(self, path: Path, mode: Mode) -> Opened:
+        """One of the agent's own folders, made when missing (each folder in its opened parent),
+        opened following no link, and checked like any other."""
+        names = self._in_agents(path)
+        if names is None:
+            raise LinkError(f"{path} isn't in the agents' folder {self.layout.agents}.")
+        return self._judged(path, self.folders.beneath(self.agents_root, names, make=True), mode, writes=False)
 
-    def own(self, path: Path, mode: Mode) -> Path:
-        """One of the agent's own folders, made when missing, checked like any other."""
-        self.no_links(path)
-        path.mkdir(parents=True, exist_ok=True)
-        return self.checked(path, mode, writes=False)
+    def opened(self, path: Path) -> Opened:
+        """A path Link shows besides the request's (a toolchain, the home, the desktop's sockets, the
+        relay's Python), opened once; never one inside Link's settings or the agents' folder."""
+        opened = self.folders.resolved(path)
+        if any(_within(opened.path, root) for root in (self.config_root, self.agents_root)):
+            raise LinkError(
+                f"{path} leads into Link's own folders ({opened.path}), which a sandbox is shown only as its "
+                "grants say.",
+                "Move the toolchain or program out of Link's folders.",
+            )
+        return opened
+
+    def pinned(self, home: Opened) -> list[Bind]:
+        """An agent's Home written whole: its four folders bound again over themselves, so this sandbox
+        can neither rename nor replace them (a folder a mount shows can't be moved from under it),
+        and every other sandbox finds them where they are."""
+        names = home.path.relative_to(self.agents_root).parts
+        return [Bind.of(self.folders.beneath(self.agents_root, [*names, n], make=True), "rw") for n in HOME_FOLDERS]
+
+    def is_home(self, path: Path) -> bool:
+        """Whether a folder is an agent's Home."""
+        names = _beneath(path, (self.agents_root,))
+        return names is not None and len(names) == 2 and names[1] == "Home"
 
 
 def _home_binds(ctx: Context, writes: list[Path], mode: Mode) -> list[Bind]:
@@ -186,19 +280,20 @@ def _home_binds(ctx: Context, writes: list[Path], mode: Mode) -> list[Bind]:
     folder = ctx.folder
     home = ctx.own(folder.home, mode)
     chats = ctx.own(folder.chats, mode)
-    binds = [Bind(chats, "rw" if chats in writes else "ro")]
-    if home in writes:
-        return [*binds, Bind(home, "rw")]
-    binds.append(Bind(home, "ro"))
+    binds = [Bind.of(chats, "rw" if chats.path in writes else "ro")]
+    if home.path in writes:
+        return [*binds, Bind.of(home, "rw"), *ctx.pinned(home)]
+    binds.append(Bind.of(home, "ro"))
     for name in HOME_FOLDERS:
         sub = ctx.own(folder.home / name, mode)
-        binds.append(Bind(sub, "ro" if name in ctx.grants.files.read else "rw"))
+        binds.append(Bind.of(sub, "ro" if name in ctx.grants.files.read else "rw"))
     return binds
 
 
-def _toolchains(ctx: Context) -> list[Path]:
+def _toolchains(ctx: Context, with_home: bool) -> list[Path]:
     found = [Path(path) for path in TOOLCHAINS if Path(path).is_dir()]
-    found += [ctx.user_home / path for path in HOME_TOOLCHAINS if (ctx.user_home / path).is_dir()]
+    if with_home:
+        found += [ctx.user_home / path for path in HOME_TOOLCHAINS if (ctx.user_home / path).is_dir()]
     return [path.resolve() for path in found]
 
 
@@ -264,10 +359,20 @@ def _network(request: SandboxRequest, ctx: Context) -> _Network:
 
 
 def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Policy:
+    """The policy for a request, its folders opened; nothing stays open when it fails."""
+    try:
+        return _build(request, ctx, macos)
+    except BaseException:
+        ctx.folders.close()
+        raise
+
+
+def _build(request: SandboxRequest, ctx: Context, macos: bool) -> Policy:
     mode = request.mode
     permissions = ctx.permissions
-    extra_writes = [ctx.checked(path, mode, writes=True) for path in request.writes]
-    extra_reads = [ctx.checked(path, mode, writes=False) for path in request.reads]
+    writes = [ctx.checked(path, mode, writes=True) for path in request.writes]
+    written = {opened.path for opened in writes}
+    reads = [ctx.checked(path, mode, writes=False) for path in request.reads]
     proxy_port = request.proxy_port or PROXY_PORT
     if mode != "tool" and (proxy_port in request.ports or proxy_port == request.model_port):
         raise LinkError(
@@ -280,24 +385,32 @@ def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Poli
     else:
         if not request.harness:
             raise LinkError(f"A {mode} run names its harness (the request's `harness`).")
-        home = ctx.own(ctx.folder.harness_home(request.harness), mode)
-        binds += [Bind(home, "rw"), *_home_binds(ctx, extra_writes, mode)]
-    binds += [Bind(path, "rw") for path in extra_writes]
-    binds += [Bind(path, "ro") for path in extra_reads if path not in extra_writes]
+        harness_home = ctx.own(ctx.folder.harness_home(request.harness), mode)
+        home = harness_home.path
+        binds += [Bind.of(harness_home, "rw"), *_home_binds(ctx, list(written), mode)]
+    shown = {bind.path for bind in binds}
+    for opened in writes:
+        if opened.path not in shown:
+            binds += [Bind.of(opened, "rw"), *(ctx.pinned(opened) if ctx.is_home(opened.path) else [])]
+    binds += [Bind.of(opened, "ro") for opened in reads if opened.path not in written | shown]
 
+    read_home = None
+    if Permission.READ_HOME in permissions and mode != "tool":
+        opened_home = ctx.opened(ctx.user_home)
+        read_home = opened_home.path
+        binds.append(Bind.of(opened_home, "ro"))
     developer_tools = Permission.DEVELOPER_TOOLS in permissions and mode != "tool"
     if developer_tools:
-        binds += [Bind(path, "ro") for path in _toolchains(ctx) if not path.is_relative_to("/usr")]
+        # With read-home the home's toolchains show through it already: no folder bound inside another.
+        toolchains = _toolchains(ctx, with_home=read_home is None)
+        binds += [Bind.of(ctx.opened(path), "ro") for path in toolchains if not path.is_relative_to("/usr")]
     elif not macos:
         binds.append(Bind(Path("/usr/local"), "hide"))
-    read_home = ctx.user_home.resolve() if Permission.READ_HOME in permissions and mode != "tool" else None
-    if read_home is not None:
-        binds.append(Bind(read_home, "ro"))
     env = {"PATH": DEFAULT_PATH, **request.env, "HOME": str(home), "TMPDIR": "/tmp"}
     desktop = Permission.OPEN in permissions and mode == "harness"
     if desktop:
         paths, desktop_env = desktop_session(ctx.environ, ctx.user_home)
-        binds += [Bind(path, "ro") for path in paths]
+        binds += [Bind.of(ctx.opened(path), "ro") for path in paths]
         env.update(desktop_env)
     binds += [Bind(ctx.config_root, "hide"), Bind(ctx.agents_root, "hide")]
 
@@ -311,7 +424,7 @@ def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Poli
         cwd=Path(request.cwd) if request.cwd else home,
         home=home,
         binds=binds,
-        interpreter=interpreter_paths(),
+        interpreter=[Bind.of(ctx.opened(path), "ro") for path in interpreter_paths()],
         namespace=network.namespace,
         rules=network.rules,
         proxy_port=proxy_port,
@@ -320,4 +433,5 @@ def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Poli
         developer_tools=developer_tools,
         desktop=desktop,
         read_home=read_home,
+        folders=ctx.folders,
     )

@@ -143,12 +143,16 @@ class Sandbox:
         self.echo = echo if echo is not None else sys.stderr
 
     def policy(self) -> Policy:
+        """The request's policy, its folders open (`with` it to close them)."""
         request = self.request
         harness = load_harness(self.layout, request.harness) if request.harness else HarnessGrants()
         context = Context(
             self.layout, request.agent, self.settings, load_agent(self.layout, request.agent), harness, self.environ
         )
-        return build(request, context, macos=sys.platform == "darwin")
+        try:
+            return build(request, context, macos=sys.platform == "darwin")
+        except OSError as exc:
+            raise LinkError(f"The sandbox couldn't be made: {exc.strerror} ({exc.filename}).") from None
 
     def unsandboxed(self) -> bool:
         """Whether this run goes without a sandbox, which only a grant by name or --no-sandbox asks."""
@@ -171,10 +175,10 @@ class Sandbox:
     def run(self) -> int:
         if self.unsandboxed():
             return self._bare()
-        policy = self.policy()
-        if sys.platform == "darwin":
-            return self._seatbelt(policy)
-        return self._bubblewrap(policy)
+        with self.policy() as policy:
+            if sys.platform == "darwin":
+                return self._seatbelt(policy)
+            return self._bubblewrap(policy)
 
     def _bare(self) -> int:
         who = self.request.harness or self.request.agent
@@ -242,7 +246,13 @@ class Sandbox:
             try:
                 process = subprocess.Popen(
                     [program, "--args", str(arguments), "--", *bwrap.command(policy, plumbing)],
-                    pass_fds=[arguments, relay, info_write, *(listener.fileno() for listener in listeners)],
+                    pass_fds=[
+                        arguments,
+                        relay,
+                        info_write,
+                        *policy.fds(),
+                        *(listener.fileno() for listener in listeners),
+                    ],
                     process_group=0,
                     stdin=self.stdin,
                     stdout=self.stdout,
@@ -251,6 +261,7 @@ class Sandbox:
             finally:
                 for fd in (arguments, relay, info_write):
                     os.close(fd)
+                policy.close()  # bubblewrap holds what it binds now
                 for listener in listeners:
                     listener.close()
             child: list[int] = []

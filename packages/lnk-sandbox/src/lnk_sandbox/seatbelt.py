@@ -96,7 +96,7 @@ def profile(policy: Policy) -> str:
         lines += _rule("allow", "file-read*", _paths(DEVELOPER))
     if policy.read_home is not None:
         lines += _rule("allow", "file-read*", _paths([policy.read_home]))
-    lines += _rule("allow", "file-read*", _paths(policy.interpreter))
+    lines += _rule("allow", "file-read*", _paths([bind.path for bind in policy.interpreter]))
     lines += _rule("deny", "file-read* file-write*", _paths(policy.access("hide")))
     lines += _rule("allow", "file-read*", _paths(policy.access("ro")))
     lines += _rule("allow", "file-read* file-write*", _paths(policy.access("rw")))
