@@ -4,9 +4,9 @@
 
 Target: at most 150 ms added. Printed: the median of each, what the sandbox adds, and that as a
 share of the target. `in process` is what a long-lived caller pays (the policy, its folders each
-opened by descriptor, the proxy started and stopped, bubblewrap and the relay); `lnk-sandbox run`
-adds starting the CLI itself. `the policy alone` is the part of that spent opening and checking
-the folders.
+opened by descriptor, the proxy started and stopped, bubblewrap, the seccomp filter and the
+relay); `lnk-sandbox run` adds starting the CLI itself. `the policy alone` is the part of that
+spent opening and checking the folders.
 """
 
 from __future__ import annotations

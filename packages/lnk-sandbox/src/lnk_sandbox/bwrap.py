@@ -13,7 +13,8 @@ Everything else it binds by the descriptor the policy opened (`--bind-fd`, `--ro
 mounts the folder the descriptor names and checks that what it mounted is that folder ("Race
 condition binding dirfd" otherwise), and no sandbox can rename a folder on the way to one
 (`policy.py`), so a sandbox is shown what the policy checked. bubblewrap closes each descriptor
-once it is bound: none reaches the command.
+once it is bound: none reaches the command. Every sandbox gets Link's seccomp filter
+(`seccomp/`), handed over as a descriptor too.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ class Plumbing:
 
     relay_fd: int
     """A file holding the relay's source, shown read-only at /run/lnk/relay.py."""
+    seccomp_fd: int
+    """A file holding Link's seccomp filter (`seccomp.program()`), loaded by bubblewrap on every
+    sandbox just before the relay starts."""
     sockets: Path | None = None
     """The folder holding the proxy's and forwards' unix sockets, shown at /run/lnk/out."""
     accept: list[tuple[int, int]] = field(default_factory=list)
@@ -161,4 +165,4 @@ def options(policy: Policy, plumbing: Plumbing) -> list[str]:
         args += ["--setenv", name, value]
     if plumbing.info_fd is not None:
         args += ["--info-fd", str(plumbing.info_fd)]
-    return args
+    return [*args, "--seccomp", str(plumbing.seccomp_fd)]

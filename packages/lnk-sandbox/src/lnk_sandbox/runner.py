@@ -29,7 +29,7 @@ from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
 from link_plugin.permissions import Permission
 from link_plugin.sandbox import SandboxRequest
-from lnk_sandbox import bwrap, seatbelt
+from lnk_sandbox import bwrap, seatbelt, seccomp
 from lnk_sandbox.grants import HarnessGrants, agent_settings, load_agent, load_harness, machine_forbids_unsandboxed
 from lnk_sandbox.policy import Context, Policy, build, source_of
 from lnk_sandbox.proxy import ConnectionLog, Network, Proxy, ProxySettings, Served, forward
@@ -234,8 +234,10 @@ class Sandbox:
             listeners = [_publish(port) for port in policy.publish] if policy.namespace else []
             info_read, info_write = os.pipe()
             relay = _memory_file("lnk-relay", source_of("relay").encode())
+            filtered = _memory_file("lnk-seccomp", seccomp.program())
             plumbing = bwrap.Plumbing(
                 relay_fd=relay,
+                seccomp_fd=filtered,
                 sockets=folder.sockets if policy.rules is not None or policy.forwards else None,
                 accept=[(listener.fileno(), port) for listener, port in zip(listeners, policy.publish, strict=True)],
                 info_fd=info_write,
@@ -249,6 +251,7 @@ class Sandbox:
                     pass_fds=[
                         arguments,
                         relay,
+                        filtered,
                         info_write,
                         *policy.fds(),
                         *(listener.fileno() for listener in listeners),
@@ -259,7 +262,7 @@ class Sandbox:
                     stderr=self.stderr,
                 )
             finally:
-                for fd in (arguments, relay, info_write):
+                for fd in (arguments, relay, filtered, info_write):
                     os.close(fd)
                 policy.close()  # bubblewrap holds what it binds now
                 for listener in listeners:
