@@ -17,7 +17,14 @@ from starlette.routing import Route
 from link_conformance.serving import Served
 from link_plugin import wire
 from link_plugin.channel import EndpointRef
-from link_plugin.endpoint import EndpointClient, EndpointRefused, EndpointUnreachable, ProofFailed
+from link_plugin.endpoint import (
+    EndpointClient,
+    EndpointRefused,
+    EndpointUnreachable,
+    ProofFailed,
+    message_id,
+    new_message_id,
+)
 from link_plugin.harness import AgentRef
 
 KEY = "the-endpoint-key"
@@ -66,7 +73,7 @@ class Harness:
                 yield f"data: {json.dumps({'choices': [{'delta': {'content': piece}}]})}\n\n".encode()
             yield b"data: [DONE]\n\n"
 
-        return StreamingResponse(stream(), media_type="text/event-stream")
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={wire.ANSWER_ID: "telegram:42/7"})
 
     async def recover(self, request: Request) -> Response:
         self._note(request)
@@ -139,6 +146,31 @@ def test_sender_and_tools_headers(harness: Harness, client: EndpointClient) -> N
     asyncio.run(ask())
     headers = harness.seen[-1][2]
     assert (headers["link-from"], headers["link-hops"], headers["link-tools"]) == ("scheduler", "1", "alpha,beta")
+
+
+def test_a_message_goes_with_its_key_and_its_answer_names_its_id(harness: Harness, client: EndpointClient) -> None:
+    async def ask() -> str | None:
+        async with client.chat("hi", wire.Thread.parse("telegram:42"), message_id=message_id(42, 9001)) as reply:
+            await reply.text()
+            return reply.answer_id
+
+    assert asyncio.run(ask()) == "telegram:42/7"
+    assert harness.seen[-1][2]["link-message-id"] == "42:9001"
+
+
+def test_a_key_is_well_formed_or_refused_before_anything_is_sent(harness: Harness, client: EndpointClient) -> None:
+    fresh = {new_message_id() for _ in range(100)}
+    assert len(fresh) == 100 and all(len(key) == 32 for key in fresh)
+    assert message_id(-100123, 45) == "-100123:45"
+
+    async def ask(key: str) -> None:
+        async with client.chat("hi", wire.Thread.parse("telegram:42"), message_id=key):
+            pass
+
+    for bad in ("", "two words", "x" * 129, "line\nbreak"):
+        with pytest.raises(wire.WireError, match="Link-Message-Id"):
+            asyncio.run(ask(bad))
+    assert harness.seen == []
 
 
 def test_recover_in_two_steps(harness: Harness, client: EndpointClient) -> None:

@@ -3,12 +3,19 @@
 Each call opens a connection of its own. When the endpoint says it answers the proof, the
 connection first carries a random challenge, and only when the signature matches does it carry
 the key and the message: a program that grabbed the port gets nothing.
+
+Each message carries its key (`Link-Message-Id`): the channel's own id for it where the service
+has one, or a fresh one (`new_message_id`). Sent again after a connection that broke before any
+answer came, the same key lets the harness keep the message once. An answer's head may carry its
+stable id (`Link-Answer-Id`, `ChatReply.answer_id`), the id recovery lists it by if it goes
+undelivered, so a bridge can tell an answer it already showed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
@@ -23,6 +30,17 @@ from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef
 
 CHAT_PATH = "/chat/completions"
+
+
+def new_message_id() -> str:
+    """A fresh key, for a message its channel gives no id of its own (a line typed in the terminal)."""
+    return secrets.token_hex(16)
+
+
+def message_id(*parts: str | int) -> str:
+    """A channel's key for one of its messages, from what names it on the service, e.g. (chat id,
+    message id): the same whenever the service hands the same message over again."""
+    return wire.parse_message_id(":".join(str(part) for part in parts))
 
 
 class EndpointError(LinkError):
@@ -118,6 +136,8 @@ class ChatReply:
         self._connection = connection
         self.status = response.status
         self.steered = response.status == 202 and wire.STEERED.lower() in response.headers
+        self.answer_id = response.headers.get(wire.ANSWER_ID.lower()) or None
+        """The answer's stable id, when the endpoint says it (a steered message: the running turn's)."""
 
     async def deltas(self) -> AsyncIterator[str]:
         """The answer's text as it is written, from the SSE stream of chat.completion.chunk."""
@@ -140,6 +160,12 @@ class ChatReply:
 
     async def text(self) -> str:
         return "".join([piece async for piece in self.deltas()])
+
+    async def drain(self) -> None:
+        """Read the answer to its end without showing it (one shown before), so the endpoint
+        counts it delivered."""
+        async for _ in self.deltas():
+            pass
 
 
 def _delta_text(chunk: dict[str, Any]) -> str:
@@ -219,11 +245,15 @@ class EndpointClient:
         text: str,
         thread: wire.Thread,
         *,
+        message_id: str | None = None,
         sender: wire.Sender | None = None,
         tools: frozenset[str] | None = None,
     ) -> AsyncIterator[ChatReply]:
-        """Send one new message (never the history) and stream the answer."""
+        """Send one new message (never the history) and stream the answer. `message_id` is its key:
+        sent again, the same message goes with the same key."""
         headers = {wire.THREAD: str(thread)}
+        if message_id is not None:
+            headers[wire.MESSAGE_ID] = wire.parse_message_id(message_id)
         if sender is not None:
             headers[wire.FROM] = sender.who
             headers[wire.HOPS] = str(sender.hops)
