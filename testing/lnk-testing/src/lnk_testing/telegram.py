@@ -15,7 +15,7 @@ back as `callback_query` updates when a test presses a button (`press`), each an
 
 As a program, for the end-to-end suite: `python -m lnk_testing.telegram --port 8081`. Then
 `POST /_fake/private {"user": {...}, "text": ...}`, `POST /_fake/group {"chat", "user", "text",
-"mention"}`, `POST /_fake/press {"user", "message_id", "data"}`, `POST /_fake/flood {"method",
+"mention", "reply_to"}`, `POST /_fake/press {"user", "message_id", "data"}`, `POST /_fake/flood {"method",
 "retry_after", "times"}` inject, and `GET /_fake/chats/<chat id>` lists what the bot sent there.
 """
 
@@ -30,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from starlette.applications import Starlette
@@ -207,13 +207,20 @@ class FakeTelegram(Restartable):
         user: User,
         text: str,
         *,
-        mention: bool = False,
+        mention: bool | Literal["text"] = False,
         reply_to: int | None = None,
         title: str = "A group",
     ) -> int:
-        """A message in a group; `mention` puts @bot in front, `reply_to` answers the bot's message."""
+        """A message in a group; `mention` puts @bot in front ("text": the bot's name, as a
+        text_mention, the way a user without a username is mentioned), `reply_to` answers the
+        bot's message."""
         fields: dict[str, Any] = {}
-        if mention:
+        if mention == "text":
+            name = str(self.bot["first_name"])
+            text = f"{name} {text}"
+            bot = {k: self.bot[k] for k in ("id", "is_bot", "first_name", "username")}
+            fields["entities"] = [{"type": "text_mention", "offset": 0, "length": utf16(name), "user": bot}]
+        elif mention:
             handle = f"@{self.bot['username']}"
             text = f"{handle} {text}"
             fields["entities"] = [{"type": "mention", "offset": 0, "length": utf16(handle)}]
@@ -316,6 +323,11 @@ class FakeTelegram(Restartable):
         """The next `times` calls of `method` get 502 Bad Gateway and don't land."""
         with self._lock:
             self._failures[method] = self._failures.get(method, 0) + times
+
+    def heal(self, method: str) -> None:
+        """Calls of `method` land again: the failures `fail` queued are dropped."""
+        with self._lock:
+            self._failures.pop(method, None)
 
     def lose(self, method: str, delay: float, times: int = 1) -> None:
         """The next `times` calls of `method` land, but their answers come `delay` seconds late."""
@@ -505,8 +517,13 @@ class FakeTelegram(Restartable):
 
     async def _control_group(self, request: Request) -> Response:
         body = await request.json()
+        mention = body.get("mention")
         message_id = self.group(
-            int(body["chat"]), User(**body["user"]), body["text"], mention=bool(body.get("mention"))
+            int(body["chat"]),
+            User(**body["user"]),
+            body["text"],
+            mention="text" if mention == "text" else bool(mention),
+            reply_to=body.get("reply_to"),
         )
         return JSONResponse({"message_id": message_id})
 
