@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from link_plugin import wire
+from lnk_testing.endpoint import ScriptedHarness
 
 
 @pytest.fixture
@@ -20,3 +23,11 @@ def make_plugin(tmp_path: Path) -> Callable[[str, str], Path]:
         return executable
 
     return make
+
+
+@pytest.fixture
+def harness() -> Iterator[ScriptedHarness]:
+    """A harness endpoint answering as scripted (`harness.script`), stopped after the test."""
+    served = ScriptedHarness(wire.new_endpoint_key()).start()
+    yield served
+    served.stop()

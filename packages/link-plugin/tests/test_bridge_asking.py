@@ -20,7 +20,7 @@ from lnk_testing.approvals import ControlSocket
 
 OWNER = Incoming(sender="42", direct=True)
 STRANGER = Incoming(sender="666", direct=True)
-OWNER_IN_A_GROUP = Incoming(sender="42", direct=False, addressed=True)
+OWNER_IN_A_GROUP = Incoming(sender="42", direct=False, mentioned=True)
 
 
 @dataclass

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-import pytest
 from test_bridge_answer import Chat
 
-from link_plugin import wire
 from link_plugin.bridge.carry import INTERRUPTED, UNREACHABLE, Carrier, Pace
 from link_plugin.bridge.recovery import Recovery
+from link_plugin.bridge.shown import ShownAnswers
 from link_plugin.channel import EndpointRef
 from link_plugin.endpoint import EndpointClient
 from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
@@ -33,22 +33,24 @@ class Place(Chat):
         self.marks.append(mark)
 
 
-@pytest.fixture
-def harness() -> Iterator[ScriptedHarness]:
-    served = ScriptedHarness(wire.new_endpoint_key()).start()
-    yield served
-    served.stop()
-
-
 class Bridge:
     """The shared parts wired as a channel's bridge wires them, delivering recovered answers to `places`."""
 
-    def __init__(self, endpoint: EndpointRef, *, steered: str | None = None, pace: Pace = PACE) -> None:
+    def __init__(
+        self,
+        endpoint: EndpointRef,
+        *,
+        steered: str | None = None,
+        pace: Pace = PACE,
+        folder: Path | None = None,
+        settle: float = 0.3,
+    ) -> None:
         self.places: dict[str, Place] = {}
         self.log: list[str] = []
         self.failing: set[str] = set()
         client = EndpointClient(endpoint, AGENT)
-        self.recovery = Recovery(client, "chat", self._deliver, self.log.append, probe=0.05)
+        shown = ShownAnswers.in_folder(str(folder) if folder else None, self.log.append)
+        self.recovery = Recovery(client, "chat", self._deliver, self.log.append, shown=shown, probe=0.05, settle=settle)
         self.carrier = Carrier(client, self.recovery, "chat", self.log.append, limit=100, steered=steered, pace=pace)
 
     def place(self, chat: str) -> Place:
@@ -75,7 +77,7 @@ def test_a_message_is_carried_and_answered_with_typing(harness: ScriptedHarness)
     bridge = Bridge(harness.ref)
 
     async def main() -> None:
-        await bridge.carrier.carry("42", "hello", bridge.place("42"))
+        await bridge.carrier.carry("42", "hello", bridge.place("42"), key="m1")
 
     run(main)
     assert bridge.place("42").finals == ["you said: hello"]
@@ -90,9 +92,9 @@ def test_messages_to_one_conversation_go_in_order_and_a_steer_is_marked(harness:
     place = bridge.place("7")
 
     async def main() -> None:
-        first = asyncio.create_task(bridge.carrier.carry("7", "first", place))
+        first = asyncio.create_task(bridge.carrier.carry("7", "first", place, key="m2"))
         await until(lambda: len(harness.received) == 1)
-        second = asyncio.create_task(bridge.carrier.carry("7", "second", Place()))
+        second = asyncio.create_task(bridge.carrier.carry("7", "second", Place(), key="m3"))
         await until(lambda: len(harness.received) == 2)
         hold.set()
         await asyncio.gather(first, second)
@@ -110,9 +112,9 @@ def test_the_steered_mark_is_put_on_the_steering_message(harness: ScriptedHarnes
     steering = Place()
 
     async def main() -> None:
-        first = asyncio.create_task(bridge.carrier.carry("7", "first", Place()))
+        first = asyncio.create_task(bridge.carrier.carry("7", "first", Place(), key="m4"))
         await until(lambda: len(harness.received) == 1)
-        await bridge.carrier.carry("7", "second", steering)
+        await bridge.carrier.carry("7", "second", steering, key="m5")
         hold.set()
         await first
 
@@ -127,7 +129,7 @@ def test_an_unreachable_endpoint_holds_the_message_until_it_is_back(harness: Scr
 
     async def main() -> None:
         recovery = asyncio.create_task(bridge.recovery.run())
-        carried = asyncio.create_task(bridge.carrier.carry("1", "wait for me", place))
+        carried = asyncio.create_task(bridge.carrier.carry("1", "wait for me", place, key="m6"))
         await asyncio.sleep(0.3)
         harness.keep("chat:1", "what finished while it was away")
         await asyncio.to_thread(harness.start)
@@ -145,7 +147,7 @@ def test_the_owner_is_told_when_the_endpoint_stays_away(harness: ScriptedHarness
     harness.stop()
 
     async def main() -> None:
-        await bridge.carrier.carry("1", "anyone?", bridge.place("1"))
+        await bridge.carrier.carry("1", "anyone?", bridge.place("1"), key="m7")
 
     run(main)
     assert bridge.place("1").finals == [UNREACHABLE]
@@ -155,7 +157,7 @@ def test_a_refusal_is_told_not_hidden(harness: ScriptedHarness) -> None:
     bridge = Bridge(EndpointRef(url=harness.url, key="not-the-key", proof=False))
 
     async def main() -> None:
-        await bridge.carrier.carry("1", "hello", bridge.place("1"))
+        await bridge.carrier.carry("1", "hello", bridge.place("1"), key="m8")
 
     run(main)
     told = " ".join(bridge.place("1").finals)
@@ -193,11 +195,14 @@ def test_an_answer_that_broke_off_is_asked_for_until_it_comes(harness: ScriptedH
 
     async def main() -> None:
         recovery = asyncio.create_task(bridge.recovery.run())
-        await until(lambda: harness.recovers == 1)
-        await bridge.carrier.carry("3", "a story", place)
-        await until(lambda: harness.recovers >= 3)  # asked again and again, with nothing there yet
+        await until(lambda: harness.recovers >= 1)
+        await asyncio.sleep(0.4)  # past the few seconds recovery is asked after the bridge started
+        await bridge.carrier.carry("3", "a story", place, key="m9")
+        before = harness.recovers
+        await until(lambda: harness.recovers >= before + 3)  # asked again and again, with nothing there yet
         harness.keep("chat:3", "once upon a time")
         await until(lambda: len(place.finals) == 2)
+        await asyncio.sleep(0.4)  # past the few seconds recovery is asked after the endpoint came back
         asked = harness.recovers
         await asyncio.sleep(0.3)
         assert harness.recovers == asked, "once the owed answer came, recovery waits for the next loss"
@@ -206,6 +211,29 @@ def test_an_answer_that_broke_off_is_asked_for_until_it_comes(harness: ScriptedH
     run(main)
     assert place.finals[0].endswith(INTERRUPTED)
     assert place.finals[1] == "once upon a time"
+
+
+def test_what_a_restarted_harness_keeps_just_after_it_is_back_is_delivered(harness: ScriptedHarness) -> None:
+    """It finishes what its dead self left as it takes each conversation again: maybe after the
+    first round."""
+    bridge = Bridge(harness.ref, settle=2.0)
+    harness.stop()
+
+    async def main() -> None:
+        recovery = asyncio.create_task(bridge.recovery.run())
+        bridge.recovery.lost()
+        await asyncio.to_thread(harness.start)
+        await until(lambda: harness.recovers >= 1)
+        harness.keep("chat:2", "finished after the first round")
+        await until(lambda: bridge.place("2").finals == ["finished after the first round"])
+        await asyncio.sleep(2.2)
+        asked = harness.recovers
+        await asyncio.sleep(0.3)
+        assert harness.recovers == asked, "then recovery waits for the next loss"
+        recovery.cancel()
+
+    run(main)
+    assert harness.kept == []
 
 
 def test_recovery_waits_for_an_endpoint_that_is_not_up_yet(harness: ScriptedHarness) -> None:
@@ -219,7 +247,9 @@ def test_recovery_waits_for_an_endpoint_that_is_not_up_yet(harness: ScriptedHarn
         assert bridge.recovery.rounds == 0
         await asyncio.to_thread(harness.start)
         await until(lambda: bridge.place("9").finals == ["kept across the restart"])
+        await asyncio.sleep(0.4)  # asked again for a while after it came back: delivered once still
         recovery.cancel()
 
     run(main)
-    assert harness.recovers == 1
+    assert bridge.place("9").finals == ["kept across the restart"]
+    assert harness.confirmed == [harness.confirmed[0]]

@@ -67,7 +67,10 @@ class BridgeSpec(Answer):
     section: dict[str, Any] = Field(default_factory=dict)
     secrets: dict[str, str] = Field(default_factory=dict)
     folder: str | None = None
-    """The linked device's folder, for a channel linked as a device."""
+    """The channel's folder under Link's settings (`LNK_CHANNEL_DIR` at connect), which no sandbox
+    reaches: a linked device's state, and what the bridge remembers across its restarts (the
+    answers it showed, `link_plugin.bridge.shown`). An older core gives it only for a channel
+    linked as a device; a bridge given none remembers only while it runs."""
     steered: str | None = None
     """[channel.<name>] steered: the mark put on a message that steered a running turn, if any."""
     approvals: str | None = None

@@ -4,8 +4,13 @@ Messages to one conversation are sent in the order they came, each once the one 
 taken (answered or steered), and answered side by side: a message sent while an answer is being
 written steers it (202), and is marked as the agent's settings say. "Typing" shows until the
 answer is done. An endpoint that can't be reached holds the message until it answers again (up to
-`hold`); one that breaks mid-answer already had the message, so what was shown says so and the
-answer comes by recovery.
+`hold`), then it is sent again with the same key, its channel's id for it (`Link-Message-Id`), so
+a harness that kept it before it died keeps it once. One that breaks mid-answer already had the
+message, so what was shown says so and the answer comes by recovery.
+
+An answer whose head names its id (`Link-Answer-Id`) is noted as shown once the channel took its
+final text (`ShownAnswers`); the same answer coming again (recovered, or streamed again for a
+message sent again) is not shown twice.
 """
 
 from __future__ import annotations
@@ -23,7 +28,14 @@ from link_plugin.bridge.answer import INTERVAL, StreamedAnswer, Surface
 from link_plugin.bridge.recovery import Log, Recovery
 from link_plugin.bridge.retry import GIVE_UP, Interrupted, RetryLater
 from link_plugin.bridge.split import Measure
-from link_plugin.endpoint import EndpointClient, EndpointError, EndpointRefused, EndpointUnreachable, ProofFailed
+from link_plugin.endpoint import (
+    ChatReply,
+    EndpointClient,
+    EndpointError,
+    EndpointRefused,
+    EndpointUnreachable,
+    ProofFailed,
+)
 
 INTERRUPTED = "(The agent stopped before it finished; its answer will follow when it's back.)"
 UNREACHABLE = "(The agent isn't answering right now, so this message wasn't passed on. Try again in a while.)"
@@ -78,6 +90,7 @@ class Carrier:
         self._steered = steered
         self._pace = pace
         self._order: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._shown = recovery.shown
 
     def answer(self, place: Surface) -> StreamedAnswer:
         """A streamed answer in `place`, at this channel's limit and pace."""
@@ -91,20 +104,22 @@ class Carrier:
         answer.add(text)
         await answer.finish()
 
-    async def carry(self, chat: str, text: str, place: Place) -> None:
-        """Send the message to the endpoint and show its answer in `place`."""
+    async def carry(self, chat: str, text: str, place: Place, *, key: str) -> None:
+        """Send the message to the endpoint and show its answer in `place`. `key` is the channel's id
+        for the message (`endpoint.message_id`), the same whenever the service hands it over again."""
         thread = wire.Thread(channel=self._channel, chat=chat)
+        wire.parse_message_id(key)
         typing = asyncio.create_task(self._keep_typing(place))
         try:
-            await self._carry(thread, text, place)
+            await self._carry(thread, text, key, place)
         finally:
             typing.cancel()
 
-    async def _carry(self, thread: wire.Thread, text: str, place: Place) -> None:
+    async def _carry(self, thread: wire.Thread, text: str, key: str, place: Place) -> None:
         deadline = time.monotonic() + self._pace.hold
         while True:
             try:
-                answer = await self._send(thread, text, place)
+                answer = await self._send(thread, text, key, place)
             except (EndpointUnreachable, ProofFailed) as exc:
                 self._recovery.lost()
                 self._log(f"{thread}: holding a message, the endpoint can't be reached ({exc})")
@@ -124,7 +139,7 @@ class Carrier:
                 await answer
             return
 
-    async def _send(self, thread: wire.Thread, text: str, place: Place) -> Awaitable[object] | None:
+    async def _send(self, thread: wire.Thread, text: str, key: str, place: Place) -> Awaitable[object] | None:
         """Send the message and stream its answer; what is left to do once the connection is closed.
 
         Raises what the endpoint did before it took the message; after it took it (it answered),
@@ -133,31 +148,62 @@ class Carrier:
         held = True
         await order.acquire()
         answer: StreamedAnswer | None = None
+        claimed: str | None = None
         try:
-            async with self._client.chat(text, thread) as reply:
+            async with self._client.chat(text, thread, message_id=key) as reply:
                 order.release()
                 held = False
                 self._recovery.reached()
                 if reply.steered:
                     return self._quietly(place.mark(self._steered)) if self._steered else None
+                if reply.answer_id is not None:
+                    if not await self._shown.claim(reply.answer_id):
+                        await self._leave(thread, reply)
+                        return None
+                    claimed = reply.answer_id
                 answer = self.answer(place)
                 async for delta in reply.deltas():
                     answer.add(delta)
         except (EndpointUnreachable, ProofFailed) as exc:
             if answer is None:
+                self._release(claimed)
                 raise
             self._recovery.lost(owed=thread)
             self._log(f"{thread}: the endpoint broke mid-answer ({exc}); the answer comes by recovery")
-            return answer.finish(INTERRUPTED)
+            return self._finish(answer, claimed, INTERRUPTED)
         except EndpointError as exc:
             if answer is None:
+                self._release(claimed)
                 raise
             self._log(f"{thread}: {exc}")
-            return answer.finish(f"(The agent failed: {exc.message})")
+            return self._finish(answer, claimed, f"(The agent failed: {exc.message})")
+        except BaseException:
+            self._release(claimed)
+            raise
         finally:
             if held:
                 order.release()
-        return answer.finish() if answer is not None else None
+        return self._finish(answer, claimed) if answer is not None else None
+
+    async def _leave(self, thread: wire.Thread, reply: ChatReply) -> None:
+        """An answer shown before (its message was sent again): read to its end, shown nothing."""
+        self._log(f"{thread}: answer {reply.answer_id} was shown before; not shown again")
+        with suppress(EndpointError):
+            await reply.drain()
+
+    async def _finish(self, answer: StreamedAnswer, claimed: str | None, broke_off: str = "") -> None:
+        """Show the answer's final text, with what `broke_off` it after it if it did. One that came
+        whole is noted as shown by its id, once the channel took it and before anything confirms it."""
+        try:
+            await answer.finish(broke_off)
+            if claimed is not None and not broke_off:
+                await self._shown.add(claimed)
+        finally:
+            self._release(claimed)
+
+    def _release(self, claimed: str | None) -> None:
+        if claimed is not None:
+            self._shown.release(claimed)
 
     async def _keep_typing(self, place: Place) -> None:
         while True:

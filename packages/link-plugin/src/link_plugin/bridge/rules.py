@@ -1,5 +1,10 @@
-"""Who a bridge answers: its owner, in a direct chat, or in a group when the owner addresses it
-(a mention, or a reply to it). Anyone else, and a group message not addressed to it, get nothing.
+"""Who a bridge answers: its owner, in a direct chat, or in a group when the owner mentions it.
+Anyone else, and any group message that doesn't mention the bot (a reply to it included), get
+nothing: in a group the agent speaks only when its owner calls it by name.
+
+A channel reads its service's message into an `Incoming` (who sent it, whether the chat is
+direct, whether the message mentions the bot, as the service marks mentions) and carries it only
+when `answered` says so.
 """
 
 from __future__ import annotations
@@ -13,12 +18,12 @@ class Incoming:
     """The sender's id on the channel."""
     direct: bool
     """A private chat or direct message, rather than a group."""
-    addressed: bool = False
-    """In a group: it mentions the bot or replies to it."""
+    mentioned: bool = False
+    """The message mentions the bot, as its service marks a mention (by name, or a link to it)."""
 
 
 def answered(incoming: Incoming, owner: str | None) -> bool:
-    """Whether the message is carried: only the paired owner's, directly or by addressing the bot."""
+    """Whether the message is carried: only the paired owner's, in a direct chat or mentioning the bot."""
     if owner is None or incoming.sender != owner:
         return False
-    return incoming.direct or incoming.addressed
+    return incoming.direct or incoming.mentioned
