@@ -84,7 +84,7 @@ def main() -> None:
     with ControlSocket.temporary() as control, FakeTelegram() as telegram:
         os.environ[ENV_API] = telegram.origin
         harness = ScriptedHarness(wire.new_endpoint_key()).start()
-        bridge = start_bridge(harness, approvals=str(control.path))
+        bridge = start_bridge(harness.ref, approvals=str(control.path))
         try:
             asks, answers = asked_and_answered(telegram, harness, control)
         finally:

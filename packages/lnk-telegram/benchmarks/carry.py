@@ -18,10 +18,11 @@ import os
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 from link_plugin import wire
 from link_plugin.bridge.answer import INTERVAL
-from link_plugin.channel import BridgeSpec
+from link_plugin.channel import BridgeSpec, EndpointRef
 from link_plugin.contract import CONTRACT_VERSION
 from lnk_telegram.api import ENV_API
 from lnk_telegram.bridge import TelegramBridge
@@ -34,16 +35,20 @@ TELEGRAM_LIMIT = 30.0
 """Messages a second Telegram lets one bot send (its documented broadcast limit)."""
 
 
-def start_bridge(harness: ScriptedHarness, approvals: str | None = None) -> Background:
+def start_bridge(
+    endpoint: EndpointRef, approvals: str | None = None, *, folder: str | None = None, **options: Any
+) -> Background:
+    """The real bridge for the benchmark's owner, at its default pace, `options` as TelegramBridge takes them."""
     spec = BridgeSpec(
         contract=CONTRACT_VERSION,
         agent=AGENT,
-        endpoint=harness.ref,
+        endpoint=endpoint,
         section={"owner": OWNER.id},
         secrets={"bot-token": TOKEN},
+        folder=folder,
         approvals=approvals,
     )
-    return Background(TelegramBridge(spec, poll=5).run)
+    return Background(TelegramBridge(spec, **{"poll": 5, **options}).run)
 
 
 def wait(condition: Callable[[], object], timeout: float = 120.0) -> None:
@@ -80,7 +85,7 @@ def main() -> None:
         os.environ[ENV_API] = telegram.origin
         telegram.meet(OWNER)
         harness = ScriptedHarness(wire.new_endpoint_key()).start()
-        bridge = start_bridge(harness)
+        bridge = start_bridge(harness.ref)
         try:
             gaps = latency(telegram, harness)
             rate = throughput(telegram, harness)

@@ -69,7 +69,12 @@ def control() -> Iterator[ControlSocket]:
 
 
 def spec(
-    harness: ScriptedHarness, *, steered: str | None = None, approvals: str | None = None, **section: Any
+    harness: ScriptedHarness,
+    *,
+    steered: str | None = None,
+    approvals: str | None = None,
+    folder: Path | None = None,
+    **section: Any,
 ) -> BridgeSpec:
     return BridgeSpec(
         contract=CONTRACT_VERSION,
@@ -77,18 +82,25 @@ def spec(
         endpoint=harness.ref,
         section={"owner": OWNER.id, "bot": "lnk_test_bot", **section},
         secrets={"bot-token": TOKEN},
+        folder=str(folder) if folder else None,
         steered=steered,
         approvals=approvals,
     )
 
 
 @pytest.fixture
-def bridge(harness: ScriptedHarness, telegram: FakeTelegram) -> Iterator[Callable[..., Background]]:
+def folder(tmp_path: Path) -> Path:
+    """The channel's folder, where the bridge notes the answers it showed."""
+    return tmp_path / "channels" / "telegram"
+
+
+@pytest.fixture
+def bridge(harness: ScriptedHarness, telegram: FakeTelegram, folder: Path) -> Iterator[Callable[..., Background]]:
     started: list[Background] = []
 
     def start(bridge_spec: BridgeSpec | None = None, pace: Pace = FAST, **kwargs: Any) -> Background:
         options = {"poll": 1, "probe": 0.2, "timeout": 2.0, "busy": 0.05, "idle": 0.3, **kwargs}
-        made = TelegramBridge(bridge_spec or spec(harness), pace=pace, **options)
+        made = TelegramBridge(bridge_spec or spec(harness, folder=folder), pace=pace, **options)
         running = Background(made.run)
         started.append(running)
         return running

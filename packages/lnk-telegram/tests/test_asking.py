@@ -78,14 +78,14 @@ def test_a_strangers_press_or_yes_is_no_answer(
     call, question = _waiting(telegram, harness, control, bridge)
     theirs = telegram.press(STRANGER, question.message_id, "allow")
     telegram.private(STRANGER, "yes")
-    telegram.group(-100333, OWNER, "yes", reply_to=question.message_id)
+    telegram.group(-100333, OWNER, "yes", mention=True)
     telegram.wait(lambda: len(harness.received) == 2)
     ours = telegram.press(OWNER, question.message_id, "deny")
     telegram.wait(lambda: telegram.queries[ours] == Said.DENIED.value)
     assert control.answered == {call.id: False}, "only the owner's press counted"
     assert telegram.queries[theirs] is None, "the stranger's press got no answer at all"
     assert telegram.messages(STRANGER.id) == []
-    assert [r.text for r in harness.received] == ["old", "yes"], "the owner's group reply is a message"
+    assert [r.text for r in harness.received] == ["old", "yes"], "the owner's mention in a group is a message"
 
 
 def test_a_call_answered_in_the_terminal_loses_its_buttons(

@@ -117,13 +117,28 @@ def test_a_code_sent_in_a_group_pairs_nobody(telegram: FakeTelegram, monkeypatch
     assert pairing.result is None and pairing.error is not None
 
 
-def test_the_code_expires(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset(), expires=1.5)
+class Clock:
+    """The pairing code's clock, moved by the test: its minutes pass at once."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_code_sent_after_it_expired_pairs_nobody(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = Clock()
+    pairing = Pairing(monkeypatch, taken=frozenset(), expires=60, clock=clock)
     code = pairing.code()
-    pairing.done()
+    clock.now += 61  # the code lapsed while connect still listens
     telegram.private(OWNER, code)
+    telegram.wait(lambda: _replies(telegram, OWNER) == [connecting.EXPIRED])  # connect read it, and said so
+    pairing.done()
+    assert pairing.result is None
     assert pairing.error is not None and "expired" in pairing.error.message
     assert pairing.error.hint and "again" in pairing.error.hint
+    assert telegram.pending == 0, "the code's message is confirmed, so the bridge never reads it"
 
 
 def test_messages_from_before_the_code_pair_nobody(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:

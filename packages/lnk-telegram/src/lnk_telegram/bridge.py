@@ -2,10 +2,13 @@
 
 One long poll (getUpdates) per bot. Each update is confirmed by the next poll's offset as soon
 as it is read, and handled on its own, so a long answer never holds up the next message. The
-owner's private messages, and their mentions of the bot (or replies to it) in a group, are
-carried; a group is a conversation of its own (`telegram:<group id>`). Nobody else's message is
-carried, and a stranger gets no answer at all. Recovery starts before Telegram is reached, so an
-answer that finished unseen is asked for even while Telegram is away.
+owner's private messages, and their mentions of the bot in a group, are carried, each with its
+key (`<chat id>:<message id>`, the same when Telegram hands an update over again); a group is a
+conversation of its own (`telegram:<group id>`), answered there as a reply. Nobody else's
+message is carried, a group message that doesn't mention the bot neither (a reply to it
+included), and a stranger gets no answer at all. Recovery starts before Telegram is reached, so
+an answer that finished unseen is asked for even while Telegram is away; the answers shown are
+noted in the channel's folder (`BridgeSpec.folder`), so none is shown twice.
 
 Given the agent's control socket (`BridgeSpec.approvals`), tool calls waiting for the owner are
 asked in the owner's private chat with Allow and Deny buttons (`link_plugin.bridge.asking`); the
@@ -24,9 +27,10 @@ from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter, Tel
 from link_plugin.approvals import ApprovalsClient
 from link_plugin.bridge.asking import BUSY, IDLE, Asking
 from link_plugin.bridge.carry import PACE, Carrier, Pace
-from link_plugin.bridge.recovery import PROBE, Recovery
+from link_plugin.bridge.recovery import PROBE, QUICK, Recovery
 from link_plugin.bridge.retry import Backoff
 from link_plugin.bridge.rules import Incoming, answered
+from link_plugin.bridge.shown import ShownAnswers
 from link_plugin.bridge.split import utf16_length
 from link_plugin.bridge.tasks import Tasks
 from link_plugin.channel import BridgeSpec
@@ -57,6 +61,7 @@ class TelegramBridge:
         pace: Pace = PACE,
         poll: int = POLL,
         probe: float = PROBE,
+        quick: float = QUICK,
         timeout: float = TIMEOUT,
         busy: float = BUSY,
         idle: float = IDLE,
@@ -71,7 +76,8 @@ class TelegramBridge:
         self._bot = make_bot(token, timeout=timeout)
         self._poll = poll
         client = EndpointClient(spec.endpoint, spec.agent)
-        self._recovery = Recovery(client, CHANNEL, self._deliver, say, probe=probe)
+        shown = ShownAnswers.in_folder(spec.folder, say)
+        self._recovery = Recovery(client, CHANNEL, self._deliver, say, shown=shown, probe=probe, quick=quick)
         self._carrier = Carrier(
             client, self._recovery, CHANNEL, say, limit=LIMIT, measure=utf16_length, steered=spec.steered, pace=pace
         )
@@ -156,7 +162,7 @@ class TelegramBridge:
                 await self._carrier.deliver(chat, UNSUPPORTED)
             elif seen.text and not await self._answers_a_question(seen.incoming, seen.text, replied_to(message, me)):
                 with self._carrying():
-                    await self._carrier.carry(str(seen.chat), seen.text, chat)
+                    await self._carrier.carry(str(seen.chat), seen.text, chat, key=seen.key)
         except Exception:
             say(f"update {update.update_id} failed:\n{traceback.format_exc()}")
 

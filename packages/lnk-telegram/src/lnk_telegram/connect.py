@@ -3,7 +3,8 @@
 The token is checked with getMe, refused when another agent here has the bot, and refused when
 another program reads the bot's messages (Telegram answers getUpdates with 409 Conflict, whether
 that program long-polls or set a webhook). Then the code is printed in the terminal; whoever
-sends it to the bot in a private chat becomes the owner, and the terminal says so.
+sends it to the bot in a private chat becomes the owner, and the terminal says so. A code that
+comes after it expired pairs nobody, and its sender is told so.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import asyncio
 import getpass
 import re
 import sys
+import time
+from collections.abc import Callable
 
 from telegram import Bot, Message, Update
 from telegram.constants import ChatType
@@ -33,6 +36,7 @@ WRONG = "That isn't the code shown in the terminal. Check it and send it again."
 LIMITED = "Too many wrong codes: wait a few minutes before trying again."
 START = "Send the pairing code shown in the terminal where you ran `lnk agent connect telegram`."
 PAIRED = "Paired: this bot now answers you, and only you."
+EXPIRED = "That code expired. Run `lnk agent connect telegram` again for a new one."
 
 
 def read_token(token_stdin: bool) -> str:
@@ -53,11 +57,18 @@ def read_token(token_stdin: bool) -> str:
     return token
 
 
-async def connect(token: str, taken: frozenset[str], *, expires: float = EXPIRES, probe: int = PROBE) -> Connected:
+async def connect(
+    token: str,
+    taken: frozenset[str],
+    *,
+    expires: float = EXPIRES,
+    probe: int = PROBE,
+    clock: Callable[[], float] = time.monotonic,
+) -> Connected:
     bot = make_bot(token)
     try:
         async with bot:
-            return await _pair(bot, token, taken, expires, probe)
+            return await _pair(bot, token, taken, expires, probe, clock)
     except InvalidToken:
         raise LinkError(
             "Telegram refused the bot token: it was revoked, or mistyped",
@@ -76,7 +87,9 @@ async def connect(token: str, taken: frozenset[str], *, expires: float = EXPIRES
         ) from None
 
 
-async def _pair(bot: Bot, token: str, taken: frozenset[str], expires: float, probe: int) -> Connected:
+async def _pair(
+    bot: Bot, token: str, taken: frozenset[str], expires: float, probe: int, clock: Callable[[], float]
+) -> Connected:
     me = bot.bot
     if identity(me.id) in taken:
         raise LinkError(
@@ -87,7 +100,7 @@ async def _pair(bot: Bot, token: str, taken: frozenset[str], expires: float, pro
     heard = await bot.get_updates(offset=offset, timeout=probe)
     if heard:
         offset = heard[-1].update_id + 1
-    code = PairingCode(expires=expires)
+    code = PairingCode(expires=expires, clock=clock)
     say(
         f"To pair, send this code to @{me.username} in a private chat on Telegram: {code.shown}\n"
         f"It works once, for {expires / 60:g} minutes."
@@ -117,6 +130,8 @@ async def _pair(bot: Bot, token: str, taken: frozenset[str], expires: float, pro
                 return Connected(identity=identity(me.id), section=section.model_dump(), secrets={SECRET: token})
             if outcome is Attempt.WRONG:
                 await _reply(message, WRONG)
+            elif outcome is Attempt.EXPIRED:
+                await _reply(message, EXPIRED)
             elif outcome is Attempt.LIMITED and sender.id not in told:
                 told.add(sender.id)
                 await _reply(message, LIMITED)

@@ -1,5 +1,11 @@
-"""Reading a Telegram message (who sent it, where, whether it addresses the bot, its text) and a
-press of an inline button (who pressed it, under which message)."""
+"""Reading a Telegram message (who sent it, where, whether it mentions the bot, its text, its key)
+and a press of an inline button (who pressed it, under which message).
+
+A message's key (`Link-Message-Id`) is `<chat id>:<message id>`. Telegram numbers messages within
+a chat and hands an update it didn't see confirmed over again with the same message in it, so the
+key is the same when the bridge died before it moved past the update, and never names another
+message. (An `update_id` would do the first, but Telegram starts update ids again at a random
+number after a week without updates, so an old one can come back.)"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from telegram import CallbackQuery, Message, MessageEntity, User
 from telegram.constants import ChatType
 
 from link_plugin.bridge.rules import Incoming
+from link_plugin.endpoint import message_id
 
 UNSUPPORTED = "(I can read text messages only: send this as text.)"
 EDITED = "(Edits aren't passed on to the agent: send the change as a new message.)"
@@ -21,6 +28,8 @@ class Read:
     chat: int
     text: str | None
     """What goes to the agent, the bot's mention taken out; None for a message with no text."""
+    key: str
+    """Its `Link-Message-Id`."""
 
 
 def read(message: Message, me: User) -> Read | None:
@@ -29,11 +38,11 @@ def read(message: Message, me: User) -> Read | None:
     if sender is None or sender.is_bot:
         return None
     direct = message.chat.type == ChatType.PRIVATE
-    incoming = Incoming(sender=str(sender.id), direct=direct, addressed=not direct and _addresses(message, me))
+    incoming = Incoming(sender=str(sender.id), direct=direct, mentioned=not direct and _mentions(message, me))
     text = message.text
     if text is not None and not direct:
         text = _without_mention(message, me)
-    return Read(incoming=incoming, chat=message.chat.id, text=text)
+    return Read(incoming=incoming, chat=message.chat.id, text=text, key=message_id(message.chat.id, message.message_id))
 
 
 @dataclass(frozen=True)
@@ -65,9 +74,10 @@ def _handle(me: User) -> str:
     return f"@{me.username}".lower() if me.username else ""
 
 
-def _addresses(message: Message, me: User) -> bool:
-    if replied_to(message, me) is not None:
-        return True
+def _mentions(message: Message, me: User) -> bool:
+    """Whether Telegram marks a mention of the bot in the message: its @username, a mention of it
+    without one (text_mention), or a command addressed to it by name (/ask@bot). A reply to the bot
+    alone is no mention."""
     for entity, value in message.parse_entities().items():
         if entity.type == MessageEntity.MENTION and value.lower() == _handle(me):
             return True
