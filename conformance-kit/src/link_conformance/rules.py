@@ -23,6 +23,12 @@ RULES: dict[str, str] = {
     "describe": "`describe` answers a title, unique secret fields and its hosts",
     "bridge-proof": "a bridge never sends the endpoint key to a program that fails the proof",
     "bridge-recover": "a bridge asks /_link/recover, with the key, once the endpoint proves itself",
+    "bridge-message-id": "a bridge sends each message with a well-formed Link-Message-Id of its own, and the same "
+    "one when it sends the message again after the connection broke before any answer",
+    "bridge-groups": "in a group a bridge carries only its owner's messages that mention the bot (a reply to it "
+    "is no mention), each group a conversation of its own",
+    "bridge-shown-once": "a bridge shows each answer once: one it showed (its Link-Answer-Id), handed over again "
+    "by recovery after the bridge restarted, is confirmed and not shown again",
     "fixtures": "answers written for an older contract version still parse with today's models",
 }
 

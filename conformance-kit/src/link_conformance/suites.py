@@ -16,7 +16,9 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -26,7 +28,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from link_conformance.completions import Answered, message, send
-from link_conformance.fakes import FakeEndpoint
+from link_conformance.fakes import FakeEndpoint, Message
 from link_conformance.provider import Reply, StandInProvider
 from link_conformance.rules import broken
 from link_conformance.running import RunningHarness
@@ -392,13 +394,39 @@ class MemoryConformance(_Suite):
         assert answer.notes is None, broken("memory-notes", f"it claims {answer.notes}")
 
 
+@dataclass(frozen=True)
+class Said:
+    """A message to the bot, as a channel's tests send it through their fake of its service."""
+
+    text: str
+    owner: bool = True
+    """From the paired owner; False: from someone else."""
+    group: bool = False
+    """In a group (always the same one); False: in the sender's direct chat with the bot."""
+    mention: bool = False
+    """It mentions the bot, as the service marks a mention."""
+    reply: bool = False
+    """It replies to the bot's last message there."""
+
+
 class ChannelConformance(_Suite):
+    """The channel's checks. The bridge's checks that need a message from the service skip unless the
+    channel's tests say how to send one (`say`) and what the bot shows (`shown`), through their fake."""
+
     kind = Kind.CHANNEL
     bridge_secrets: ClassVar[dict[str, str]] = {}
     """Secrets a bridge of this channel starts with (fake ones do: the kit never reaches the service)."""
     bridge_section: ClassVar[dict[str, Any]] = {}
     bridge_env: ClassVar[dict[str, str]] = {}
     bridge_wait: ClassVar[float] = 20.0
+
+    def say(self, said: Said) -> None:
+        """Send `said` to the bot through the fake service; the first message to a chat opens it."""
+        pytest.skip("the channel's tests say no way to send the bot a message (ChannelConformance.say)")
+
+    def shown(self, group: bool = False) -> list[str]:
+        """What the bot shows now in the owner's direct chat (or in the group `say` uses), in order."""
+        pytest.skip("the channel's tests say no way to see what the bot shows (ChannelConformance.shown)")
 
     def test_describe(self, program: PluginProgram) -> None:
         try:
@@ -409,13 +437,16 @@ class ChannelConformance(_Suite):
         assert answer.title, broken("describe", "no title")
         assert len(names) == len(set(names)), broken("describe", f"secret fields repeat: {names}")
 
-    def _bridge(self, executable: str, endpoint: FakeEndpoint, key: str) -> subprocess.Popen[str]:
+    def _bridge(
+        self, executable: str, endpoint: FakeEndpoint, key: str, folder: Path | None = None
+    ) -> subprocess.Popen[str]:
         spec = BridgeSpec(
             contract=CONTRACT_VERSION,
             agent=AgentRef(name="main", id="kitagent0001", owner="kit@conformance"),
             endpoint=EndpointRef(url=f"{endpoint.origin}/v1", key=key),
             section=self.bridge_section,
             secrets=self.bridge_secrets,
+            folder=str(folder) if folder else None,
         )
         process = subprocess.Popen(
             [executable, "bridge"],
@@ -430,6 +461,14 @@ class ChannelConformance(_Suite):
         process.stdin.close()
         return process
 
+    @staticmethod
+    def _end(process: subprocess.Popen[str]) -> None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
     def _run_bridge(self, executable: str, honest: bool) -> tuple[FakeEndpoint, str]:
         key = wire.new_endpoint_key()
         endpoint = FakeEndpoint(key=key, honest=honest).start()
@@ -438,13 +477,38 @@ class ChannelConformance(_Suite):
             endpoint.wait(lambda: endpoint.proofs > 0 and (not honest or bool(endpoint.keyed)), self.bridge_wait)
             time.sleep(0.5 if honest else 2.0)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            self._end(process)
             endpoint.stop()
         return endpoint, key
+
+    @contextmanager
+    def _carrying(
+        self, executable: str, folder: Path | None = None, kept: list[wire.Undelivered] | None = None
+    ) -> Iterator[FakeEndpoint]:
+        """A bridge carrying to an endpoint that answers (and hands `kept` to recovery), once it
+        asked recovery: it is ready."""
+        key = wire.new_endpoint_key()
+        endpoint = FakeEndpoint(key=key, honest=True, answers=True)
+        endpoint.kept = list(kept or [])
+        endpoint.start()
+        process = self._bridge(executable, endpoint, key, folder)
+        try:
+            endpoint.wait(lambda: wire.RECOVER_PATH in endpoint.keyed, self.bridge_wait)
+            yield endpoint
+        finally:
+            self._end(process)
+            endpoint.stop()
+
+    @staticmethod
+    def _texts(endpoint: FakeEndpoint, text: str) -> list[Message]:
+        """The messages the endpoint got that hold `text` (a bridge may take a mention out)."""
+        return [carried for carried in endpoint.messages if text in carried.text]
+
+    def _until(self, condition: Callable[[], object], rule: str, what: str) -> None:
+        deadline = time.monotonic() + self.bridge_wait
+        while not condition():
+            assert time.monotonic() < deadline, broken(rule, f"{what} didn't happen within {self.bridge_wait:g} s")
+            time.sleep(0.05)
 
     def test_bridge_refuses_a_false_endpoint(self, executable: str) -> None:
         endpoint, key = self._run_bridge(executable, honest=False)
@@ -456,3 +520,59 @@ class ChannelConformance(_Suite):
         assert endpoint.keyed and wire.RECOVER_PATH in endpoint.keyed, broken(
             "bridge-recover", f"keyed requests: {endpoint.keyed}"
         )
+
+    def test_bridge_sends_each_message_with_its_key_and_again_with_the_same(self, executable: str) -> None:
+        with self._carrying(executable) as endpoint:
+            endpoint.drop_next = True  # the first message's connection closes before any byte
+            self.say(Said("first, dropped"))
+            self._until(lambda: len(self._texts(endpoint, "first")) >= 2, "bridge-message-id", "sending it again")
+            self.say(Said("second"))
+            self._until(lambda: endpoint.answer_to("second") in self.shown(), "bridge-message-id", "showing the answer")
+        first, again = self._texts(endpoint, "first, dropped")[:2]
+        (second,) = self._texts(endpoint, "second")
+        for carried in (first, again, second):
+            assert carried.key is not None, broken("bridge-message-id", f"no {wire.MESSAGE_ID}")
+            try:
+                wire.parse_message_id(carried.key)
+            except wire.WireError as exc:
+                raise AssertionError(broken("bridge-message-id", str(exc))) from exc
+        assert again.key == first.key, broken("bridge-message-id", f"sent again as {again.key!r}, first {first.key!r}")
+        assert second.key != first.key, broken("bridge-message-id", f"two messages, one key {first.key!r}")
+        shown = self.shown()
+        assert shown.count(endpoint.answer_to("first, dropped")) == 1, broken("bridge-shown-once", f"shown: {shown}")
+
+    def test_bridge_in_a_group_carries_only_the_owners_mention(self, executable: str) -> None:
+        with self._carrying(executable) as endpoint:
+            self.say(Said("hello group", group=True, mention=True))
+            self._until(lambda: self.shown(group=True), "bridge-groups", "answering the owner's mention in the group")
+            self.say(Said("not carried: a reply", group=True, reply=True))
+            self.say(Said("not carried: no mention", group=True))
+            self.say(Said("not carried: someone else's mention", owner=False, group=True, mention=True))
+            self.say(Said("not carried: someone else's message", owner=False))
+            self.say(Said("hello direct"))
+            self._until(lambda: self._texts(endpoint, "hello direct"), "bridge-groups", "carrying the direct message")
+            time.sleep(0.5)
+        carried = [m.text for m in endpoint.messages]
+        assert not self._texts(endpoint, "not carried"), broken("bridge-groups", f"carried: {carried}")
+        (group,) = self._texts(endpoint, "hello group")
+        (direct,) = self._texts(endpoint, "hello direct")
+        assert group.thread != direct.thread, broken("bridge-groups", f"one conversation: {group.thread}")
+
+    def test_bridge_confirms_an_answer_it_showed_without_showing_it_again(
+        self, executable: str, tmp_path: Path
+    ) -> None:
+        answer = FakeEndpoint.answer_to("show me once")
+        with self._carrying(executable, tmp_path) as endpoint:
+            self.say(Said("show me once"))
+            self._until(lambda: answer in self.shown(), "bridge-shown-once", "showing the answer")
+            time.sleep(1.0)  # it notes the answer shown; then the bridge stops, as in a restart
+        (showed,) = self._texts(endpoint, "show me once")
+        # The harness never learnt the answer went out (killed the moment the bridge read its end):
+        # recovery hands it over, under the id its head said.
+        kept = wire.Undelivered(id=showed.answer, thread=showed.thread, content=answer)
+        with self._carrying(executable, tmp_path, kept=[kept]) as again:
+            self._until(lambda: again.confirmed, "bridge-shown-once", "confirming the recovered answer")
+            time.sleep(0.5)
+        shown = self.shown()
+        assert shown.count(answer) == 1, broken("bridge-shown-once", f"the owner's chat shows {shown}")
+        assert again.confirmed == [showed.answer], broken("bridge-shown-once", f"confirmed {again.confirmed}")
