@@ -6,15 +6,19 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from collections.abc import Iterator
 
 import pytest
 from rich.console import Console
 from world import World
 
 from link_conformance.fakes import FakeEndpoint
+from link_plugin import wire
 from link_plugin.channel import EndpointRef
-from link_plugin.endpoint import EndpointError, ProofFailed
+from link_plugin.endpoint import EndpointError, EndpointUnreachable, ProofFailed
+from link_plugin.harness import AgentRef
 from lnk.chat import Chat
+from lnk_testing.endpoint import Answer, ScriptedHarness
 
 
 def test_chat_sends_the_key_only_to_an_endpoint_that_proves_itself(world: World) -> None:
@@ -42,3 +46,51 @@ def test_chat_sends_the_key_only_to_an_endpoint_that_proves_itself(world: World)
     assert stat.S_IMODE(os.stat(agent.run.spec).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(agent.run.control).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(world.spec("work").settings_file).st_mode) == 0o600
+
+
+@pytest.fixture
+def talking(world: World) -> Iterator[tuple[Chat, ScriptedHarness]]:
+    """`lnk agent chat`'s talking to an endpoint that answers as scripted, for the agent `work`."""
+    world.start("work")
+    agent = world.agent("work")
+    harness = ScriptedHarness(wire.new_endpoint_key(), agent=AgentRef(name=agent.name, id=agent.id, owner="o")).start()
+    spec = world.spec("work").model_copy(update={"endpoint": harness.ref})
+    try:
+        yield Chat(agent, spec, Console(stderr=True)), harness
+    finally:
+        harness.stop()
+
+
+def _say(chat: Chat, text: str) -> str:
+    out: list[str] = []
+    asyncio.run(chat.say(text, lines=None, write=out.append))  # type: ignore[arg-type]
+    return "".join(out)
+
+
+def test_each_line_goes_with_a_fresh_key_and_again_with_the_same_when_the_connection_broke(
+    talking: tuple[Chat, ScriptedHarness],
+) -> None:
+    chat, harness = talking
+    harness.script = lambda text: Answer(["you said: ", text], dropped=text == "first")
+    assert _say(chat, "first") == "you said: first\n"
+    assert _say(chat, "second") == "you said: second\n"
+    first, again, second = harness.received
+    assert first.key and first.key == again.key and again.repeat, "sent again with its key"
+    assert second.key and second.key != first.key, "a fresh key for each line"
+    assert [m.text for m in harness.messages] == ["first", "second"], "each kept once"
+
+
+def test_an_answer_broken_off_comes_again_and_the_terminal_writes_on(talking: tuple[Chat, ScriptedHarness]) -> None:
+    chat, harness = talking
+    harness.script = lambda text: Answer(["once upon ", "a time"], crash_after=1)
+    assert _say(chat, "a story") == "once upon a time\n", "what was written is not written twice"
+    assert [m.text for m in harness.messages] == ["a story"]
+
+
+def test_an_older_harness_is_not_sent_a_line_again_once_it_answered(talking: tuple[Chat, ScriptedHarness]) -> None:
+    chat, harness = talking
+    harness.keys = False
+    harness.script = lambda text: Answer(["once upon ", "a time"], crash_after=1, kept_at_once=False)
+    with pytest.raises(EndpointUnreachable):
+        _say(chat, "a story")
+    assert len(harness.received) == 1, "it would keep the line twice"

@@ -3,6 +3,12 @@
 It goes the way a channel's bridge does: through the harness's endpoint, with the proof first, so
 a program that took the port gets nothing. While an answer is written, a tool call waiting for the
 owner's yes is asked here, and the answer goes to lnk's control socket, which no harness reaches.
+
+Each line typed goes with a fresh key (`Link-Message-Id`). When the connection breaks (the
+harness restarting), the line is sent again with the same key for up to a minute, so the harness
+keeps it once: before any answer came, always; mid-answer, when the answer named its id (a
+harness that keeps a message once per key hands the same answer over again, and the terminal
+writes on where it broke off).
 """
 
 from __future__ import annotations
@@ -12,13 +18,15 @@ import getpass
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from rich.console import Console
 from rich.markup import escape
 
 from link_plugin.approvals import ApprovalsClient, Question, reads_as
-from link_plugin.endpoint import EndpointClient, EndpointError
+from link_plugin.bridge.retry import Backoff
+from link_plugin.endpoint import EndpointClient, EndpointError, EndpointUnreachable, new_message_id
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef
 from link_plugin.wire import Thread
@@ -26,11 +34,46 @@ from lnk.agents import Agent
 from lnk.runstate import RunSpec
 
 CHANNEL = "terminal"
+HOLD = 60.0
+"""Seconds a line is sent again while the connection breaks (a harness starting again takes a few)."""
+REWRITTEN = "(the agent wrote its answer again:)"
+
+
+class Written:
+    """One answer as the terminal shows it. Sent again after a break, the line gets the answer
+    whole: what repeats the text shown is skipped and the rest written on, and an answer written
+    otherwise (the turn answered afresh) is shown again after a note."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+        self.text = ""
+        self._again = ""
+
+    def again(self) -> None:
+        """The answer comes again from its start."""
+        self._again = ""
+
+    def add(self, piece: str) -> None:
+        self._again += piece
+        if self.text.startswith(self._again):
+            return
+        if self._again.startswith(self.text):
+            self._write(self._again[len(self.text) :])
+        else:
+            self._write(f"\n{REWRITTEN}\n{self._again}")
+        self.text = self._again
 
 
 def thread_of(user: str | None = None) -> Thread:
     chat = re.sub(r"[^A-Za-z0-9_.@+=-]", "-", user or getpass.getuser())[:128] or "owner"
     return Thread(channel=CHANNEL, chat=chat)
+
+
+class _Broke(Exception):
+    def __init__(self, error: EndpointUnreachable, *, again: bool) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.again = again
 
 
 class Lines:
@@ -65,6 +108,7 @@ class Chat:
         self.thread = thread_of()
         self.approvals = ApprovalsClient(str(agent.run.control))
         self.asked: set[str] = set()
+        self.hold = HOLD
 
     async def ask_owner(self, lines: Lines, question: Question) -> None:
         self.err.print(f"\n[yellow]{escape(question.wording())}[/yellow] ", end="", highlight=False)
@@ -86,17 +130,45 @@ class Chat:
             await asyncio.sleep(0.3)
 
     async def say(self, text: str, lines: Lines, write: Callable[[str], None]) -> None:
+        key = new_message_id()
+        written = Written(write)
+        deadline = time.monotonic() + self.hold
+        backoff = Backoff(0.25, 2.0)
+        told = False
         watcher = asyncio.create_task(self.watch(lines))
         try:
-            async with self.client.chat(text, self.thread) as reply:
-                if reply.steered:
-                    self.err.print("[dim](it joined the answer being written)[/dim]")
-                    return
-                async for piece in reply.deltas():
-                    write(piece)
+            while True:
+                try:
+                    await self._send(text, key, written)
+                    break
+                except _Broke as broke:
+                    if not broke.again or time.monotonic() > deadline:
+                        raise broke.error from None
+                if not told:
+                    self.err.print("\n[dim](the connection to the agent broke; sending the line again)[/dim]")
+                    told = True
+                await backoff.wait()
             write("\n")
         finally:
             watcher.cancel()
+
+    async def _send(self, text: str, key: str, written: Written) -> None:
+        """One try of the line, under its key. Raises `_Broke` when the connection breaks."""
+        answered = named = False
+        written.again()
+        try:
+            async with self.client.chat(text, self.thread, message_id=key) as reply:
+                answered = True
+                if reply.steered:
+                    self.err.print("[dim](it joined the answer being written)[/dim]")
+                    return
+                named = reply.answer_id is not None
+                async for piece in reply.deltas():
+                    written.add(piece)
+        except EndpointUnreachable as exc:
+            # Before any answer the line is sent again; mid-answer only to a harness that named the
+            # answer, which keeps a message once per key (another would keep the line twice).
+            raise _Broke(exc, again=not answered or named) from exc
 
     async def run(self, messages: list[str]) -> int:
         lines = Lines(asyncio.get_running_loop())

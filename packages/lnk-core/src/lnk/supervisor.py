@@ -320,7 +320,7 @@ class Supervisor:
                 endpoint=self.spec.endpoint,
                 section=entry.section,
                 secrets=secrets_of(agent, channel, entry),
-                folder=str(agent.config.channel(channel)) if entry.device else None,
+                folder=str(agent.config.channel(channel)),
                 steered=entry.steered,
                 approvals=str(agent.run.control),
             )
