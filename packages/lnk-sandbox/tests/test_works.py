@@ -249,6 +249,13 @@ def test_the_commands_exit_code_comes_back(link: Link) -> None:
     assert link.sh("exit 7").code == 7
 
 
+def test_a_pipelines_writer_ends_quietly_once_its_reader_is_gone(link: Link) -> None:
+    """The command gets SIGPIPE as any program does, though the relay starting it is Python, which
+    ignores it for itself: `yes` ends on it rather than complaining of a broken pipe."""
+    ran = link.sh("yes | head -n 1")
+    assert ran.out == "y\n" and ran.err == "", ran
+
+
 def test_what_the_command_left_running_may_clean_up_before_the_sandbox_ends(link: Link) -> None:
     """A server the command started (memory's engine, started by its session) is asked to end and
     removes its socket, rather than being killed with the sandbox and leaving it behind."""

@@ -98,7 +98,8 @@ def main(arguments: list[str]) -> None:
         _accept(int(fd), int(port))
     argv = [str(part) for part in config["argv"]]
     try:
-        child = os.posix_spawnp(argv[0], argv, dict(os.environ))
+        # Python ignores SIGPIPE and SIGXFSZ for itself: the command gets them as any program does.
+        child = os.posix_spawnp(argv[0], argv, dict(os.environ), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
     except OSError as exc:
         print(f"lnk-sandbox: can't run {argv[0]}: {exc.strerror}", file=sys.stderr, flush=True)
         os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
