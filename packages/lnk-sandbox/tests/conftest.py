@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import Link, Listener, short_root
+from helpers import Echo, Link, Listener, short_root
 
 MAIN_ID = "mainagent001"
 OTHER_ID = "otheragent01"
@@ -43,3 +43,12 @@ def listener() -> Iterator[Listener]:
     found = Listener()
     yield found
     found.close()
+
+
+@pytest.fixture
+def echo() -> Iterator[Echo]:
+    """A TCP server on the loopback sending back what it gets, then `after your end` once the
+    sender ended its side."""
+    server = Echo(then=b"after your end")
+    yield server
+    server.close()

@@ -375,6 +375,74 @@ class Sink:
             client.close()
 
 
+@dataclass(frozen=True)
+class Held:
+    """A TCP socket this process holds: its own port, its peer's, and whether it says TCP_NODELAY."""
+
+    local: int
+    peer: int
+    nodelay: bool
+
+
+def held_tcp() -> set[Held]:
+    """Every connected TCP socket this process holds, whoever opened it (found by its descriptors;
+    a socket with two, as while one is being closed, is found once)."""
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not os.readlink(f"/proc/self/fd/{name}").startswith("socket:"):
+                continue
+            sock = socket.socket(fileno=os.dup(int(name)))
+        except OSError:
+            continue  # closed since it was listed
+        with sock:
+            if sock.family not in (socket.AF_INET, socket.AF_INET6) or sock.type != socket.SOCK_STREAM:
+                continue
+            try:
+                peer = sock.getpeername()
+            except OSError:
+                continue  # a listener
+            nodelay = bool(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            found.add(Held(int(sock.getsockname()[1]), int(peer[1]), nodelay))
+    return found
+
+
+def pipes_held() -> int:
+    """How many pipe ends this process has open."""
+    count = 0
+    for name in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{name}").startswith("pipe:")
+    return count
+
+
+def kernel_buffers(sockets: int) -> int:
+    """The most bytes `sockets` TCP sockets may buffer, each its largest receive and send buffers,
+    as this machine's kernel sets them: what a copy that holds nothing itself still lets in."""
+    receive, send = (int(Path(f"/proc/sys/net/ipv4/tcp_{name}").read_text().split()[2]) for name in ("rmem", "wmem"))
+    return sockets * (receive + send)
+
+
+class Echo:
+    """A TCP server on the loopback sending back what each connection sends, until it ends its side;
+    `then` is sent after that end, before closing."""
+
+    def __init__(self, then: bytes = b"") -> None:
+        self.then = then
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.sock.getsockname()[1])
+        accepting(self.sock, lambda client: threading.Thread(target=self._echo, args=(client,), daemon=True).start())
+
+    def _echo(self, client: socket.socket) -> None:
+        with client, contextlib.suppress(OSError):
+            while data := client.recv(1 << 20):
+                client.sendall(data)
+            client.sendall(self.then)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 def resident() -> int:
     """This process's resident memory now, in bytes."""
     for line in Path("/proc/self/status").read_text().splitlines():
