@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from helpers import Internet, Peak, Sink, Website, exchange
+from helpers import Echo, Internet, Peak, Sink, Website, exchange, held_tcp
 from lnk_sandbox.http import MAX_HEAD
 from lnk_sandbox.proxy import ConnectionLog, Proxy, ProxySettings, Served
 from lnk_sandbox.rules import Rules
@@ -123,12 +124,78 @@ def test_a_large_body_goes_up_whole(proxy: str, provider: StandInProvider) -> No
     assert provider.requests[0].json["messages"][0]["content"] == text
 
 
+# --- tunnels: the kernel copies, nothing is lost, Nagle is off ------------------------------------
+
+ECHO_AT = "93.184.215.50"
+TUNNEL = b"CONNECT echo.example:443 HTTP/1.1\r\nHost: echo.example:443\r\n\r\n"
+ESTABLISHED = b"HTTP/1.1 200 Connection established\r\n\r\n"
+
+
+@contextlib.contextmanager
+def tunneling(tmp_path: Path, echo: Echo) -> Iterator[tuple[str, Served]]:
+    """A proxy whose echo.example:443 is `echo`."""
+    settings = ProxySettings(
+        rules=Rules(),
+        port=3128,
+        log=ConnectionLog(tmp_path / "proxy.log"),
+        network=Internet({"echo.example": ECHO_AT}, {(ECHO_AT, 443): echo.port}),
+    )
+    served = Served()
+    served.tcp("127.0.0.1", 0, Proxy(settings).handle)
+    with served:
+        yield f"127.0.0.1:{served.ports[0]}", served
+
+
+def opened(proxy: str, first: bytes = b"") -> socket.socket:
+    """A tunnel to echo.example, `first` sent in the same write as the CONNECT."""
+    host, _, port = proxy.partition(":")
+    connection = socket.create_connection((host, int(port)), timeout=10)
+    connection.sendall(TUNNEL + first)
+    answer = b""
+    while not answer.endswith(b"\r\n\r\n"):
+        answer += connection.recv(1)
+    assert answer == ESTABLISHED
+    return connection
+
+
+def test_a_tunnel_passes_what_came_with_the_connect_first_and_each_end_on(tmp_path: Path, echo: Echo) -> None:
+    body = os.urandom(MEGABYTE) * 8
+    with tunneling(tmp_path, echo) as (proxy, _), opened(proxy, b"early ") as connection:
+        connection.sendall(body)
+        connection.shutdown(socket.SHUT_WR)
+        received = b""
+        while data := connection.recv(MEGABYTE):
+            received += data
+    assert received == b"early " + body + b"after your end"
+
+
+def test_every_tcp_socket_of_a_tunnel_says_nodelay(tmp_path: Path, echo: Echo) -> None:
+    """Bytes are passed on as they come: Nagle would hold a second small write 40 ms behind the first."""
+    with tunneling(tmp_path, echo) as (proxy, _), opened(proxy) as connection:
+        connection.sendall(b"ping")
+        assert connection.recv(16) == b"ping"
+        port, mine = int(proxy.rpartition(":")[2]), connection.getsockname()[1]
+        held = {s for s in held_tcp() if (s.local, s.peer) == (port, mine) or s.peer == echo.port}
+    assert len(held) == 2, held  # the connection from inside, the one to echo.example
+    assert all(s.nodelay for s in held), held
+
+
+def test_a_tunnel_ends_with_the_proxy(tmp_path: Path, echo: Echo) -> None:
+    with tunneling(tmp_path, echo) as (proxy, served), opened(proxy) as connection:
+        connection.sendall(b"ping")
+        assert connection.recv(16) == b"ping"
+        served.stop()
+        with contextlib.suppress(ConnectionResetError):
+            assert connection.recv(16) == b""
+
+
 # --- bodies stream through; none is held ---------------------------------------------------------
 
 MEGABYTE = 1 << 20
 CHUNKED = b"Transfer-Encoding: chunked\r\n\r\n"
 UPLOAD = b"POST http://sink.example/upload HTTP/1.1\r\nHost: sink.example\r\n" + CHUNKED
 TOOL_UPLOAD = b"POST /_link/tools/memory-x/mcp HTTP/1.1\r\nHost: proxy\r\n" + CHUNKED
+TUNNEL_UPLOAD = b"CONNECT sink.example:80 HTTP/1.1\r\nHost: sink.example:80\r\n\r\n"
 
 
 @contextlib.contextmanager
@@ -168,7 +235,7 @@ def upload(proxy: str, head: bytes, megabytes: int) -> bytes:
     return received
 
 
-@pytest.mark.parametrize("head", [UPLOAD, TOOL_UPLOAD], ids=["plain-http", "tools"])
+@pytest.mark.parametrize("head", [UPLOAD, TOOL_UPLOAD, TUNNEL_UPLOAD], ids=["plain-http", "tools", "tunnel"])
 def test_a_200_mb_body_without_a_length_goes_through_without_growing_the_proxy(tmp_path: Path, head: bytes) -> None:
     with sunk(tmp_path, reading=True) as proxy, Peak() as peak:
         received = upload(proxy, head, 200)
@@ -177,7 +244,7 @@ def test_a_200_mb_body_without_a_length_goes_through_without_growing_the_proxy(t
     assert peak.growth < 32 * MEGABYTE, f"the proxy grew by {peak.growth / MEGABYTE:.0f} MB"
 
 
-@pytest.mark.parametrize("head", [UPLOAD, TOOL_UPLOAD], ids=["plain-http", "tools"])
+@pytest.mark.parametrize("head", [UPLOAD, TOOL_UPLOAD, TUNNEL_UPLOAD], ids=["plain-http", "tools", "tunnel"])
 def test_an_upstream_that_doesnt_read_holds_the_sender_back(tmp_path: Path, head: bytes) -> None:
     """What the proxy takes in is what it passed on, a chunk at a time: the rest waits in the sender."""
     chunk = b"%x\r\n%s\r\n" % (MEGABYTE, b"x" * MEGABYTE)

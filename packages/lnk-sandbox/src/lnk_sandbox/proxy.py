@@ -14,16 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
+import os
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import SplitResult, urlsplit
 
 import certifi
@@ -36,6 +39,9 @@ from lnk_sandbox.hosts import IP, BadHost, Host, parse_authority, parse_host, pa
 from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, Message, Responses, answer, read_request
 from lnk_sandbox.rules import Rules
 from lnk_sandbox.sockets import unix_address
+
+if TYPE_CHECKING:
+    from lnk_sandbox.relay import Splicer
 
 CHUNK = 256 * 1024
 TIMEOUT = 30.0
@@ -157,8 +163,84 @@ async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first
 
 
 async def tunnel(a: Streams, b: Streams, first: bytes = b"") -> None:
-    """Both directions of two connections; `first` is what `a` already sent."""
-    await asyncio.gather(pump(a[0], b[1], first), pump(b[0], a[1]))
+    """Both directions of two connections; `first` is what `a` already sent. Between two plain
+    sockets the kernel copies (`relay.Splicer`); anything else is copied here, a chunk at a time."""
+    splicer = _splicer()
+    if splicer is None or not (_plain(a[1]) and _plain(b[1])):
+        await asyncio.gather(pump(a[0], b[1], first), pump(b[0], a[1]))
+        return
+    try:
+        # What each stream already read goes over first, and whole: then nothing is left in Python's hands.
+        taken = (first + await _taken(a), await _taken(b))
+        for (_, writer), data in zip((b, a), taken, strict=True):
+            writer.transport.set_write_buffer_limits(0)
+            writer.write(data)
+            await writer.drain()
+        sockets = _detached(a[1], b[1])
+    except (ConnectionError, OSError):
+        close(a[1])
+        close(b[1])
+        return
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def settle() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    def ended() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed first: nobody is waiting
+            loop.call_soon_threadsafe(settle)
+
+    pair = splicer.join(sockets[0], sockets[1], ended)
+    try:
+        await done
+    finally:
+        splicer.end(pair)
+
+
+@functools.cache
+def _splicer() -> Splicer | None:
+    """This process's splicer, started when first needed; None where the kernel has no splice(2)."""
+    if sys.platform != "linux":
+        return None
+    from lnk_sandbox.relay import Splicer
+
+    return Splicer().start()
+
+
+def _plain(writer: asyncio.StreamWriter) -> bool:
+    """Whether a stream is a socket's own bytes (no TLS of the proxy's between)."""
+    sock = writer.get_extra_info("socket")
+    plain = writer.get_extra_info("sslcontext") is None and isinstance(writer.transport, asyncio.Transport)
+    return plain and sock is not None and sock.type == socket.SOCK_STREAM
+
+
+async def _taken(streams: Streams) -> bytes:
+    """Stop a stream reading, and take what it read and no one has yet."""
+    reader, writer = streams
+    transport = writer.transport
+    assert isinstance(transport, asyncio.Transport)  # as `_plain` found
+    transport.pause_reading()
+    reader.feed_eof()
+    data = await reader.read()  # never waits: the end is fed, so it returns what is buffered
+    transport.pause_reading()  # reading what it buffered may have resumed it
+    return data
+
+
+def _detached(a: asyncio.StreamWriter, b: asyncio.StreamWriter) -> tuple[socket.socket, socket.socket]:
+    """Both streams' sockets, as sockets of their own, the streams closed without ending the connections."""
+    if a.transport.is_closing() or b.transport.is_closing():
+        raise ConnectionResetError("the connection ended")
+    first = socket.socket(fileno=os.dup(a.get_extra_info("socket").fileno()))
+    try:
+        second = socket.socket(fileno=os.dup(b.get_extra_info("socket").fileno()))
+    except OSError:
+        first.close()
+        raise
+    a.transport.abort()
+    b.transport.abort()
+    return first, second
 
 
 def close(writer: asyncio.StreamWriter) -> None:
@@ -220,8 +302,10 @@ class Proxy:
             self.settings.log.record("error", "proxy", self.settings.port, f"{type(exc).__name__}: {exc}")
             writer.write(answer(502, "Bad Gateway", f"lnk's proxy failed: {type(exc).__name__}\n"))
         finally:
-            with contextlib.suppress(Exception):
-                await writer.drain()
+            # A closing stream (a tunnel handed on, a copy that failed) sends what it holds as it closes.
+            if not writer.transport.is_closing():
+                with contextlib.suppress(Exception):
+                    await writer.drain()
             close(writer)
 
     async def _route(self, client: Streams, request: Message) -> None:
