@@ -249,9 +249,9 @@ def close(writer: asyncio.StreamWriter) -> None:
 
 
 async def exchange(client: Streams, upstream: Streams, request: Message, sent: Head, host: str) -> None:
-    """Send one request on, stream its body up and the response down, then end both connections."""
-    upstream[1].write(sent.closing().encode())
-    sending = asyncio.ensure_future(pump(client[0], upstream[1], request.rest))
+    """Send one request on, stream its body up and the response down, then end both connections.
+    A head goes in one write with the body's first bytes, so no peer waits on half a message."""
+    sending = asyncio.ensure_future(pump(client[0], upstream[1], sent.closing().encode() + request.rest))
     try:
         responses = Responses(upstream[0], sent)
         while True:
@@ -265,9 +265,8 @@ async def exchange(client: Streams, upstream: Streams, request: Message, sent: H
             if 100 <= response.head.status < 200:
                 client[1].write(response.head.encode())
                 continue
-            client[1].write(response.head.closing().encode())
             break
-        await pump(upstream[0], client[1], response.rest)
+        await pump(upstream[0], client[1], response.head.closing().encode() + response.rest)
     finally:
         sending.cancel()
         close(upstream[1])
