@@ -8,7 +8,7 @@ from pathlib import Path
 
 from link_plugin.harness import Turns
 from link_plugin.wire import Sender, Thread
-from lnk_harness.conversation import Conversation, History
+from lnk_harness.conversation import Conversation
 from lnk_harness.events import Answer, EventLog, MessageIn, Output
 from lnk_harness.transcript import header, render
 
@@ -62,7 +62,7 @@ def test_the_transcript_is_rendered_from_the_events_and_grows_with_them(tmp_path
     log.append(Answer(turn="t", messages=[1, 2], text="On the hook\n\nby the door.", waited=True, at=122.0))
     conversation.render("main")
     text = conversation.transcript.path.read_text()
-    assert text == header(conversation.thread) + render(conversation.history().events, "main")[0]
+    assert text == header(conversation.thread) + render(log.read(), "main")[0]
     assert text.startswith("# Conversation telegram:5")
     assert "## Owner · 1970-01-01 00:00 UTC\n\nWhere are my keys?" in text
     assert "## Bea (not the owner) · 1970-01-01 00:01 UTC\n\nAna asked me to ask" in text
@@ -83,12 +83,13 @@ def test_the_transcript_is_rendered_from_the_events_and_grows_with_them(tmp_path
 def test_a_message_that_came_mid_step_takes_its_place_after_the_tool_results(tmp_path: Path) -> None:
     from lnk_harness.events import Asked, Result
 
-    log = EventLog(tmp_path)
+    conversation = Conversation(tmp_path, Thread.parse("kit:mid-step"), Turns())
+    log = conversation.events
     log.append(MessageIn(text="search it"))
     log.append(Output(turn="t", took=[1], calls=[Asked(id="c1", name="search", arguments="{}")]))
     log.append(MessageIn(text="also this"))
     log.append(Result(turn="t", call="c1", name="search", content="found"))
-    shown = History(log.read()).model_messages([3])
+    shown = conversation.model_messages(conversation.history().unseen())
     assert [m["role"] for m in shown] == ["user", "assistant", "tool", "user"]
     assert shown[-1]["content"] == "also this"
 
@@ -107,7 +108,8 @@ def test_a_conversation_deleted_and_begun_again_is_read_anew(tmp_path: Path) -> 
 def test_the_model_gets_the_newest_of_a_long_conversation_from_a_message_on(tmp_path: Path) -> None:
     from lnk_harness.events import Asked, Result
 
-    log = EventLog(tmp_path)
+    conversation = Conversation(tmp_path, Thread.parse("kit:long"), Turns())
+    log = conversation.events
     for turn in range(50):
         asked = log.append(MessageIn(text=f"question {turn}"))
         log.append(Output(turn="t", took=[asked], calls=[Asked(id=f"c{turn}", name="search", arguments="{}")]))
@@ -115,10 +117,10 @@ def test_the_model_gets_the_newest_of_a_long_conversation_from_a_message_on(tmp_
         log.append(Output(turn="t", took=[], text=f"answer {turn}"))
         log.append(Answer(turn="t", messages=[asked], text=f"answer {turn}", waited=True))
     now = log.append(MessageIn(text="the newest"))
-    shown = History(log.read()).model_messages([now], budget=5_000)
+    shown = conversation.model_messages([now], budget=5_000)
     # the last turn whole, then what fits in 5,000 characters: three turns of about 1,200
     assert shown[0] == {"role": "user", "content": "question 46"}, "it starts at a message, never at a tool result"
     assert shown[-1] == {"role": "user", "content": "the newest"}
     assert len(shown) == 4 * 4 + 1
-    whole = History(log.read()).model_messages([now])
+    whole = conversation.model_messages([now])
     assert whole[0]["content"] == "question 0" and len(whole) == 50 * 4 + 1

@@ -8,165 +8,41 @@ turn.json        the lease of the running turn (lease.py), with turn.take its lo
 tools.json       the tools a subagent's conversation was narrowed to: a grant, kept beside
                  the events and not in them, so no turn reads every event to find it
 outbox/          finished answers nobody waited for, until the bridge says they were sent
+state.json       what the events say (unanswered, unseen, the running turn), and keys/, the
+                 message kept under each key: caches of the events, folded forward (state.py)
+
+Nothing a turn asks walks every event: what the events say is folded in as they come, the
+model's window is read from the tail, an answer is found a turn or so after its message, and
+the outbox and the keys are records of their own.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from dataclasses import dataclass
-from functools import cached_property
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
 from link_plugin.files import write_atomic
 from link_plugin.harness import Turns
 from link_plugin.wire import Thread, Undelivered, WireError, narrow
-from lnk_harness.events import Answer, Asked, CallMade, Delivered, EventLog, MessageIn, Numbered, Output, Result
+from lnk_harness.events import Answer, Delivered, EventLog, MessageIn
 from lnk_harness.lease import TurnLease
+from lnk_harness.state import STEP_BREAK, ConversationState, History, shown
 from lnk_harness.transcript import Transcript
-
-STEP_BREAK = "\n\n"
-"""Between the text of two steps of one answer (before and after a tool call, or a steering message)."""
-HISTORY_CHARS = 100_000
-"""How much of a conversation's past goes to the model (about 25,000 tokens); what's older is in
-conversation.md, which memory searches."""
+from lnk_harness.window import HISTORY_CHARS, Message
 
 
 class Grant(BaseModel):
     tools: list[str]
 
 
-def speaker_line(message: MessageIn) -> str:
-    """How the model is told who speaks, when it isn't the owner."""
-    sender = message.sender
-    if sender is None:
-        return message.text
-    hops = f", {sender.hops} hop{'s' if sender.hops != 1 else ''} away" if sender.hops else ""
-    return f"[A message from {sender.who}, not your owner{hops}]\n{message.text}"
-
-
-@dataclass
-class History:
-    """A conversation's events, read once per step: what was said, answered and still open."""
-
-    events: list[Numbered]
-
-    @cached_property
-    def messages(self) -> dict[int, MessageIn]:
-        return {n: e for n, e in self.events if isinstance(e, MessageIn)}
-
-    @cached_property
-    def taken(self) -> set[int]:
-        return {m for _, e in self.events if isinstance(e, Output) for m in e.took}
-
-    @cached_property
-    def answered(self) -> set[int]:
-        return {m for _, e in self.events if isinstance(e, Answer) for m in e.messages}
-
-    @property
-    def last(self) -> int:
-        return self.events[-1][0] if self.events else 0
-
-    def unseen(self, limit: int | None = None) -> list[int]:
-        """Messages the model was never shown, up to `limit`."""
-        return [n for n in self.messages if n not in self.taken and (limit is None or n <= limit)]
-
-    def unanswered(self, limit: int | None = None) -> list[int]:
-        return [n for n in self.messages if n not in self.answered and (limit is None or n <= limit)]
-
-    def since_answer(self) -> list[Numbered]:
-        """The events after the last answer: the running (or interrupted) turn's."""
-        last = max((n for n, e in self.events if isinstance(e, Answer)), default=0)
-        return [(n, e) for n, e in self.events if n > last]
-
-    def open_calls(self) -> list[tuple[Asked, bool]]:
-        """Calls the model asked for that have no result, each with whether it was started."""
-        results = {e.call for _, e in self.events if isinstance(e, Result)}
-        made = {e.call for _, e in self.events if isinstance(e, CallMade)}
-        return [
-            (call, call.id in made)
-            for _, e in self.events
-            if isinstance(e, Output)
-            for call in e.calls
-            if call.id not in results
-        ]
-
-    def turn_text(self) -> str:
-        texts = [e.text for _, e in self.since_answer() if isinstance(e, Output) and e.text]
-        return STEP_BREAK.join(texts)
-
-    @cached_property
-    def keys(self) -> dict[str, int]:
-        """Each message's key (Link-Message-Id), to the message kept under it."""
-        return {e.key: n for n, e in self.messages.items() if e.key is not None}
-
-    @cached_property
-    def delivered(self) -> set[int]:
-        """The answers known to have gone out whole (by their event's number)."""
-        return {e.answer for _, e in self.events if isinstance(e, Delivered)}
-
-    def answer_to(self, message: int) -> tuple[int, Answer] | None:
-        """The answer (its event's number, and it) that answered `message`, once there is one."""
-        return next(((n, e) for n, e in self.events if isinstance(e, Answer) and message in e.messages), None)
-
-    def named(self, name: int) -> int | None:
-        """The number of the answer event named `name` (answer_name)."""
-        return next((n for n, e in self.events if isinstance(e, Answer) and answer_name(n, e) == name), None)
-
-    @property
-    def owners(self) -> bool:
-        """Whose conversation: the owner's when its first message was the owner's."""
-        first = next(iter(self.messages.values()), None)
-        return first is None or first.sender is None
-
-    def model_messages(self, show: list[int], budget: int = HISTORY_CHARS) -> list[dict[str, Any]]:
-        """The conversation in OpenAI's message shape, with `show` (new messages) at the end.
-
-        A message takes its place where the model first saw it (the output that `took` it), so
-        a message that arrived mid-turn never lands between a tool call and its result. Of what
-        came before the running turn, the newest `budget` characters go, from a message on.
-        """
-        out: list[dict[str, Any]] = []
-        for _, event in self.events:
-            if isinstance(event, Output):
-                out += [{"role": "user", "content": speaker_line(self.messages[m])} for m in event.took]
-                if not event.text and not event.calls:
-                    continue  # a step cut before it said anything says nothing to the model either
-                said: dict[str, Any] = {"role": "assistant", "content": event.text or None}
-                if event.calls:
-                    said["tool_calls"] = [
-                        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                        for c in event.calls
-                    ]
-                out.append(said)
-            elif isinstance(event, Result):
-                out.append({"role": "tool", "tool_call_id": event.call, "content": event.content})
-        return window(out, budget) + [{"role": "user", "content": speaker_line(self.messages[m])} for m in show]
-
-
 def answer_name(number: int, answer: Answer) -> int:
     """What names answer event `number` in its id: the message that started its turn, or for an
     answer an older harness wrote, its own number. Both are event numbers, so they never clash."""
     return answer.name if answer.name is not None else number
-
-
-def window(messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
-    """The newest messages within `budget` characters, starting at a user's message; the running
-    turn's (from its last user message on) whatever their size."""
-    users = [i for i, message in enumerate(messages) if message["role"] == "user"]
-    if not users:
-        return messages
-    start, used = users[-1], 0
-    for i in range(users[-1] - 1, -1, -1):
-        used += len(json.dumps(messages[i], ensure_ascii=False))
-        if used > budget:
-            break
-        if messages[i]["role"] == "user":
-            start = i
-    return messages[start:]
 
 
 class Conversation:
@@ -178,9 +54,42 @@ class Conversation:
         self._grant = self.folder / "tools.json"
         self._outbox = self.folder / "outbox"
         self.transcript = Transcript(self.folder, thread, self.events)
+        self.state = ConversationState(self.folder, self.events)
 
     def history(self) -> History:
-        return History(self.events.read())
+        return self.state.history()
+
+    def model_messages(self, show: list[int], budget: int = HISTORY_CHARS) -> list[Message]:
+        """The conversation in OpenAI's message shape (window.py), with `show` (new messages) at the end."""
+        return self.state.window(budget) + shown(self.events, show)
+
+    def message(self, number: int) -> MessageIn:
+        return self.events.message(number)
+
+    def held(self) -> AbstractContextManager[None]:
+        """Its state kept in memory while held: a turn holds its conversation while it runs."""
+        return self.state.held()
+
+    def answer_to(self, message: int) -> tuple[int, Answer] | None:
+        """The answer (its event's number, and it) that answered `message`, once there is one: the
+        first answer after it that names it, a turn or so on, never a walk from the first event."""
+        history = self.history()
+        if message in history.waiting or message > history.last:
+            return None
+        for number in range(message + 1, history.last + 1):
+            event = self.events.get(number)
+            if isinstance(event, Answer) and message in event.messages:
+                return number, event
+        return None
+
+    def named(self, name: int) -> int | None:
+        """The number of the answer event named `name` (answer_name): the one that answered message
+        `name`, or, written by an older harness, answer event `name` itself."""
+        event = self.events.get(name)
+        if isinstance(event, Answer):
+            return name if event.name is None else None
+        answered = self.answer_to(name) if isinstance(event, MessageIn) else None
+        return answered[0] if answered is not None and answer_name(*answered) == name else None
 
     # --- narrowing (a subagent's tools) ---------------------------------------------------
 
@@ -206,7 +115,7 @@ class Conversation:
             return self.events.append(message), True
         # Under the lease's lock, so two requests with one key never both find it new.
         with self.lease.locked():
-            kept = self.history().keys.get(message.key)
+            kept = self.state.kept_under(message.key)
             if kept is not None:
                 return kept, False
             return self.events.append(message), True
@@ -249,13 +158,15 @@ class Conversation:
             (self._outbox / f"{name}.json").unlink()
         except FileNotFoundError:
             return False
-        number = self.history().named(name)
+        number = self.named(name)
         if number is not None:
             self.events.append(Delivered(answer=number, via=via))
         return True
 
     def render(self, agent: str) -> None:
+        """Bring what is made from the events up to them: conversation.md, and state.json."""
         self.transcript.render(agent)
+        self.state.save()
 
 
 def folder_thread(name: str) -> Thread | None:

@@ -134,46 +134,56 @@ Identity = tuple[int, int, int, int]
 """The events folder on disk: its device and inode, and its first event's inode and time."""
 
 
-class _Parsed:
-    """Each conversation's events as already read, parsed, from the first on.
+class _Recent:
+    """Events lately read or written, parsed, and the newest number seen in each conversation.
 
-    An event never changes and numbers never skip, so a turn reads again only the listing and
-    what's new. A cache of what is on disk, never the record: a few conversations at a time, each
-    keyed by its folder's identity on disk (its first event's included), so a conversation
-    deleted and begun again, even where the file system hands out the same inode, is read anew.
+    An event never changes and numbers never skip, so what was read once needn't be read again,
+    and what follows the newest number seen is found by its next number. A cache of what is on
+    disk, never the record, bounded in events and in conversations: each keyed by its folder's
+    identity on disk (its first event's included), so a conversation deleted and begun again,
+    even where the file system hands out the same inode, is read anew.
     """
 
-    def __init__(self, conversations: int, events: int) -> None:
-        self._size = conversations
-        self._events = events
-        self._known: OrderedDict[Identity, list[Numbered]] = OrderedDict()
-        self._lock = threading.Lock()  # a turn settles its answer in a worker thread
+    def __init__(self, events: int, conversations: int) -> None:
+        self._size = events
+        self._conversations = conversations
+        self._events: OrderedDict[tuple[Identity, int], Event] = OrderedDict()
+        self._newest: OrderedDict[Identity, int] = OrderedDict()
+        self._lock = threading.Lock()  # a turn settles its answer, and renders, in worker threads
 
-    def known(self, identity: Identity) -> list[Numbered]:
+    def get(self, identity: Identity, number: int) -> Event | None:
         with self._lock:
-            events = self._known.get(identity)
-            if events is None:
-                return []
-            self._known.move_to_end(identity)
-            return events[:]
+            event = self._events.get((identity, number))
+            if event is not None:
+                self._events.move_to_end((identity, number))
+            return event
 
-    def keep(self, identity: Identity, events: list[Numbered]) -> None:
-        """`events` are the conversation's from its first: 1, 2, 3, ..."""
+    def put(self, identity: Identity, number: int, event: Event) -> None:
         with self._lock:
-            self._known[identity] = events[:]
-            self._known.move_to_end(identity)
-            while len(self._known) > self._size or sum(map(len, self._known.values())) > self._events:
-                self._known.popitem(last=False)
+            self._events[(identity, number)] = event
+            self._events.move_to_end((identity, number))
+            while len(self._events) > self._size:
+                self._events.popitem(last=False)
+            self._saw(identity, number)
 
-    def add(self, identity: Identity, number: int, event: Event) -> None:
-        """An event just written, when it follows what's known."""
+    def newest(self, identity: Identity) -> int:
+        """The newest number seen in the conversation; 0 when none was."""
         with self._lock:
-            events = self._known.get(identity)
-            if events is not None and len(events) == number - 1:
-                events.append((number, event))
+            return self._newest.get(identity, 0)
+
+    def saw(self, identity: Identity, number: int) -> None:
+        with self._lock:
+            self._saw(identity, number)
+
+    def _saw(self, identity: Identity, number: int) -> None:
+        if number > self._newest.get(identity, 0):
+            self._newest[identity] = number
+        self._newest.move_to_end(identity)
+        while len(self._newest) > self._conversations:
+            self._newest.popitem(last=False)
 
 
-PARSED = _Parsed(conversations=64, events=50_000)
+RECENT = _Recent(events=2048, conversations=4096)
 
 
 class EventLog:
@@ -181,8 +191,7 @@ class EventLog:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._last = -1
-        """The highest number this writer has seen: only a hint, the folder decides."""
+        self._prefix = f"{folder}{os.sep}"
         self._identity: Identity | None = None
 
     def identity(self) -> Identity | None:
@@ -197,15 +206,14 @@ class EventLog:
         return self._identity
 
     def numbers(self) -> list[int]:
+        """Every event's number, from the folder's listing (what a conversation's length costs)."""
         try:
             names = os.listdir(self.folder)
         except FileNotFoundError:
             return []
-        found = sorted(
+        return sorted(
             int(name[:8]) for name in names if len(name) == 13 and name.endswith(".json") and name[:8].isdigit()
         )
-        self._last = found[-1] if found else 0
-        return found
 
     def append(self, event: Event) -> int:
         """Write `event` under the next free number and return that number."""
@@ -217,7 +225,11 @@ class EventLog:
         return Prepared(self, event)
 
     def _name(self, source: str, fd: int | None, event: Event) -> int:
-        number = (self._last if self._last >= 0 else (self.numbers() or [0])[-1]) + 1
+        identity = self.identity()
+        known = RECENT.newest(identity) if identity is not None else 0
+        # The newest number this process saw is only a hint (another process may have written
+        # since; the link says): without one, the listing says, once.
+        number = (known or (self.numbers() or [0])[-1]) + 1
         while True:
             try:
                 # A dir fd makes it linkat(..., AT_SYMLINK_FOLLOW), which names an unnamed
@@ -227,10 +239,9 @@ class EventLog:
                 # Another writer took the number: read again and take the next.
                 number = max(number, (self.numbers() or [0])[-1]) + 1
                 continue
-            self._last = number
             identity = self.identity()
             if identity is not None:
-                PARSED.add(identity, number, event)
+                RECENT.put(identity, number, event)
             return number
 
     @contextmanager
@@ -266,31 +277,62 @@ class EventLog:
                 return -1  # a file system without unnamed files
             raise
 
-    def read(self, after: int = 0) -> list[Numbered]:
-        """Every event numbered above `after`, in order."""
+    def get(self, number: int) -> Event | None:
+        """Event `number`, or None when there is none (yet)."""
         identity = self.identity()
-        if identity is None:
-            return []
-        events = PARSED.known(identity)
-        if events:
-            # Numbers never skip (a writer takes the next free one), so what's new follows on.
-            while (event := self._parse(len(events) + 1)) is not None:
-                events.append((len(events) + 1, event))
-        else:
-            numbers = self.numbers()
-            events = [(number, event) for number in numbers if (event := self._parse(number)) is not None]
-            if not numbers or numbers[-1] != len(numbers):
-                return [(n, e) for n, e in events if n > after]  # a folder with a hole: not cached
-        self._last = len(events)
-        PARSED.keep(identity, events)
-        return events[after:]
+        if identity is None or number < 1:
+            return None
+        event = RECENT.get(identity, number)
+        if event is None:
+            event = self._parse(number)
+            if event is not None:
+                RECENT.put(identity, number, event)
+        return event
+
+    def message(self, number: int) -> MessageIn:
+        """Message `number`, which an event names (an output took it, a key was kept for it)."""
+        event = self.get(number)
+        if not isinstance(event, MessageIn):
+            raise EventError(
+                f"{self.folder / event_name(number)} is not the message another event says it is.",
+                "Events are written once by the harness; put back the file that was there.",
+            )
+        return event
+
+    def read(self, after: int = 0) -> list[Numbered]:
+        """Every event numbered above `after`, in order: found by the next number (numbers never
+        skip), so reading what's new costs what's new. From the first, `every` reads them all."""
+        if after <= 0:
+            return list(self.every())
+        events: list[Numbered] = []
+        while (event := self.get(after + len(events) + 1)) is not None:
+            events.append((after + len(events) + 1, event))
+        return events
+
+    def every(self) -> Iterator[Numbered]:
+        """Every event, from the first, by the folder's listing (a number missing by hand is
+        passed over); parsed one by one, and not kept. What rebuilds a cache of the events reads."""
+        identity = self.identity()
+        numbers = self.numbers()
+        for number in numbers:
+            event = self._parse(number)
+            if event is not None:
+                yield number, event
+        if identity is not None and numbers:
+            RECENT.saw(identity, numbers[-1])
 
     def _parse(self, number: int) -> Event | None:
-        path = self.folder / event_name(number)
+        path = f"{self._prefix}{number:08d}.json"
         try:
-            return _EVENT.validate_json(path.read_bytes())
+            fd = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             return None
+        try:
+            data = b"".join(iter(lambda: os.read(fd, 1 << 16), b""))
+        finally:
+            os.close(fd)
+        try:
+            return _EVENT.validate_json(data)
         except ValidationError as exc:
             raise EventError(
                 f"{path} is not an event this harness can read ({exc.errors()[0]['msg']}).",

@@ -163,11 +163,11 @@ class Harness:
         text = last.text() if last.role == "user" else None
         if text is None:
             return error(400, "the last message must be the user's new message, in text (only the new one is sent)")
-        conversation = agent.turns.conversation(headers.thread)
+        conversation = await agent.turns.loaded(headers.thread)
         message = MessageIn(text=text, sender=headers.sender, key=headers.message_id)
         number, new = conversation.keep_message(message)
         if not new:
-            kept = conversation.history().messages[number]
+            kept = conversation.message(number)
             if (kept.text, kept.sender) != (message.text, message.sender):
                 return error(
                     409,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -27,7 +28,7 @@ def header(thread: Thread) -> str:
     return f"# Conversation {thread}\n\n"
 
 
-def render(events: list[Numbered], agent: str, speaker: str | None = None) -> tuple[str, str | None]:
+def render(events: Iterable[Numbered], agent: str, speaker: str | None = None) -> tuple[str, str | None]:
     """The transcript's text for `events`, given who spoke last before them; and who spoke last after."""
     lines: list[str] = []
 
@@ -109,8 +110,15 @@ class Transcript:
         return Rendered(through=through, speaker=speaker, size=done.size + len(text.encode()))
 
     def _whole(self, agent: str) -> Rendered:
-        events = self._events.read()
-        text, speaker = render(events, agent)
+        through = 0
+
+        def every() -> Iterator[Numbered]:
+            nonlocal through
+            for number, event in self._events.every():
+                through = number
+                yield number, event
+
+        text, speaker = render(every(), agent)
         data = (header(self._thread) + text).encode()
         replace(self.path, data)
-        return Rendered(through=events[-1][0] if events else 0, speaker=speaker, size=len(data))
+        return Rendered(through=through, speaker=speaker, size=len(data))

@@ -35,11 +35,12 @@ from link_plugin import LinkError
 from link_plugin.harness import HarnessSettings
 from link_plugin.wire import Thread
 from lnk_harness import model
-from lnk_harness.conversation import STEP_BREAK, Conversation, History, answer_name, folder_thread
+from lnk_harness.conversation import Conversation, answer_name, folder_thread
 from lnk_harness.events import Answer, CallMade, Delivered, MessageIn, Output, Result
 from lnk_harness.lease import Lease, Taken
 from lnk_harness.prompt import system_prompt
 from lnk_harness.reply import End, Joined, Reply
+from lnk_harness.state import STEP_BREAK, History
 from lnk_harness.tools import Toolbox, ToolCalls, ToolSpec
 
 log = logging.getLogger("lnk_harness.turns")
@@ -95,6 +96,14 @@ class Turns:
     def conversation(self, thread: Thread) -> Conversation:
         return Conversation(self.chats, thread, self.settings.turns)
 
+    async def loaded(self, thread: Thread) -> Conversation:
+        """The conversation, its state loaded in this process: off the event loop the first time,
+        since a conversation an older harness wrote is read whole, once, and nobody else waits."""
+        conversation = self.conversation(thread)
+        if not conversation.state.loaded():
+            await asyncio.to_thread(conversation.state.load)
+        return conversation
+
     # --- a message arrives ----------------------------------------------------------------
 
     async def arrive(self, conversation: Conversation, number: int) -> Reply | Joined:
@@ -119,7 +128,7 @@ class Turns:
                     if isinstance(taken, Taken):
                         return self._start(conversation, taken, own=number)
                 await self._wait(folder)
-                answered = conversation.history().answer_to(number)
+                answered = conversation.answer_to(number)
                 if answered is not None:
                     # A turn finishing a lapsed one answered it with the rest.
                     return Joined(conversation.answer_id(answer_name(*answered)))
@@ -156,7 +165,7 @@ class Turns:
         turn that will answer it, once it has; else (no live turn: none ran, or its holder died)
         a turn of its own, which first finishes a dead one."""
         while True:
-            answered = conversation.history().answer_to(number)
+            answered = conversation.answer_to(number)
             if answered is not None:
                 return self._repeat(conversation, *answered)
             taken = conversation.lease.try_take(number)
@@ -213,6 +222,11 @@ class Turns:
     # --- running a turn -------------------------------------------------------------------
 
     async def _run(self, conversation: Conversation, taken: Taken, own: int | None, reply: Reply | None) -> None:
+        # Its state stays in memory while the turn runs, however many other conversations come.
+        with conversation.held():
+            await self._run_held(conversation, taken, own, reply)
+
+    async def _run_held(self, conversation: Conversation, taken: Taken, own: int | None, reply: Reply | None) -> None:
         running = Running(taken.holder)
         self._running[conversation.folder] = running
         this = asyncio.current_task()
@@ -268,11 +282,9 @@ class Turns:
 
     def _settle_lapsed(self, conversation: Conversation, history: History, turn: str) -> None:
         """What a dead turn left open: its answer's delivery, and calls that never answered."""
-        answers = [(n, e) for n, e in history.events if isinstance(e, Answer)]
-        if answers:
-            number, answer = answers[-1]
-            if number not in history.delivered and not conversation.is_kept(answer_name(number, answer)):
-                conversation.keep(number, answer)
+        answer = conversation.events.get(history.answer) if not history.delivered else None
+        if isinstance(answer, Answer) and not conversation.is_kept(answer_name(history.answer, answer)):
+            conversation.keep(history.answer, answer)
         for call, made in history.open_calls():
             content = LOST_MADE if made else LOST_UNMADE
             conversation.events.append(Result(turn=turn, call=call.id, name=call.name, content=content, lost=True))
@@ -310,9 +322,8 @@ class Turns:
                     narrowed = conversation.narrowed()
                     offered = await self.toolbox.offered(narrowed, owner)
                     system = system_prompt(self.settings, conversation.thread, owner)
-                    step, partial = await self._ask(
-                        running, system, history.model_messages(show), offered, reply, bool(history.turn_text())
-                    )
+                    messages = conversation.model_messages(show)
+                    step, partial = await self._ask(running, system, messages, offered, reply, bool(history.texts))
                     if step is None:
                         conversation.events.append(Output(turn=running.holder, took=show, text=partial, stopped=True))
                         stopped = True
@@ -414,7 +425,7 @@ class Turns:
         stopped: bool,
     ) -> Settle:
         history = conversation.history()
-        answered = [m for m in history.unanswered(limit) if m in history.taken or error is not None]
+        answered = [m for m in history.unanswered(limit) if history.seen(m) or error is not None]
         answer = Answer(
             turn=running.holder,
             messages=answered,
