@@ -253,3 +253,18 @@ def test_recovery_waits_for_an_endpoint_that_is_not_up_yet(harness: ScriptedHarn
     run(main)
     assert bridge.place("9").finals == ["kept across the restart"]
     assert harness.confirmed == [harness.confirmed[0]]
+
+
+def test_a_message_handed_over_again_while_the_bridge_runs_is_carried_once(harness: ScriptedHarness) -> None:
+    bridge = Bridge(harness.ref)
+    place = bridge.place("9")
+
+    async def main() -> None:
+        await bridge.carrier.carry("9", "once", place, key="9:100")
+        await bridge.carrier.carry("9", "once", place, key="9:100")
+        await bridge.carrier.carry("9", "twice", place, key="9:101")
+
+    run(main)
+    assert [r.text for r in harness.received] == ["once", "twice"]
+    assert place.finals == ["you said: once", "you said: twice"]
+    assert any("came again" in line for line in bridge.log)

@@ -1,10 +1,27 @@
-"""The pairing code: one sender, once, in time, and guessing it is cut short."""
+"""The pairing code: one sender, once, in time, and guessing it is cut short; each sender told how it went."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
-from link_plugin.bridge.pairing import ALPHABET, SPENT_AFTER, TRIES, Attempt, PairingCode
+import pytest
+from pydantic import BaseModel
+
+from link_plugin.bridge.pairing import (
+    ALPHABET,
+    LIMITED,
+    PAIRED,
+    SPENT_AFTER,
+    TRIES,
+    WRONG,
+    Attempt,
+    Pairing,
+    PairingCode,
+    expired_text,
+    paired,
+)
+from link_plugin.errors import LinkError
 
 
 class Clock:
@@ -55,3 +72,54 @@ def test_guessing_from_many_accounts_spends_the_code() -> None:
     outcomes = [code.attempt(f"account{i}", "ZZZZ-ZZZZ") for i in range(SPENT_AFTER)]
     assert outcomes[-1] is Attempt.SPENT and set(outcomes[:-1]) == {Attempt.WRONG}
     assert code.attempt("owner", code.shown) is Attempt.SPENT
+
+
+def _talk(pairing: Pairing, sender: str, text: str) -> tuple[bool, list[str]]:
+    told: list[str] = []
+
+    async def reply(said: str) -> None:
+        told.append(said)
+
+    return asyncio.run(pairing.take(sender, text, reply)), told
+
+
+def test_each_sender_is_told_how_their_code_went() -> None:
+    clock = Clock()
+    code = PairingCode(clock=clock)
+    pairing = Pairing(code, "mychat")
+    assert _talk(pairing, "stranger", "AAAA-AAAA") == (False, [WRONG])
+    for _ in range(TRIES - 1):
+        _talk(pairing, "stranger", "AAAA-AAAA")
+    assert _talk(pairing, "stranger", code.shown) == (False, [LIMITED]), "limited, and not compared"
+    assert _talk(pairing, "stranger", code.shown) == (False, []), "told once"
+    assert _talk(pairing, "owner", code.shown) == (True, [PAIRED])
+
+
+def test_a_code_that_came_too_late_is_told_so_with_the_command_for_a_new_one() -> None:
+    clock = Clock()
+    pairing = Pairing(PairingCode(expires=60, clock=clock), "mychat")
+    clock.now += 61
+    paired_now, told = _talk(pairing, "owner", pairing.code.shown)
+    assert not paired_now and told == [expired_text("mychat")]
+    assert "lnk agent connect mychat" in told[0]
+    error = pairing.expired("@bot", 60)
+    assert "expired" in error.message and error.hint and "lnk agent connect mychat" in error.hint
+
+
+def test_a_spent_code_ends_connect_saying_what_to_do() -> None:
+    pairing = Pairing(PairingCode(spent_after=2), "mychat")
+    _talk(pairing, "a", "ZZZZ-ZZZZ")
+    with pytest.raises(LinkError) as raised:
+        _talk(pairing, "b", "ZZZZ-ZZZZ")
+    assert "no longer pairs anyone" in raised.value.message
+
+
+class Mine(BaseModel):
+    owner: str
+
+
+def test_a_section_with_no_owner_says_how_to_pair() -> None:
+    assert paired(Mine, {"owner": "U1"}, "My Chat", "mychat").owner == "U1"
+    with pytest.raises(LinkError) as raised:
+        paired(Mine, {}, "My Chat", "mychat")
+    assert raised.value.hint and "lnk agent connect mychat" in raised.value.hint

@@ -10,14 +10,16 @@ message, so what was shown says so and the answer comes by recovery.
 
 An answer whose head names its id (`Link-Answer-Id`) is noted as shown once the channel took its
 final text (`ShownAnswers`); the same answer coming again (recovered, or streamed again for a
-message sent again) is not shown twice.
+message sent again) is not shown twice. A message the service hands over again while the bridge
+runs (Slack sends an event again when it missed the acknowledgement) is carried once: the
+latest `RECENT` keys carried are remembered. After a restart, the harness keeps it once by its key.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Awaitable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -39,6 +41,8 @@ from link_plugin.endpoint import (
 
 INTERRUPTED = "(The agent stopped before it finished; its answer will follow when it's back.)"
 UNREACHABLE = "(The agent isn't answering right now, so this message wasn't passed on. Try again in a while.)"
+RECENT = 4096
+"""Message keys carried that a bridge remembers while it runs."""
 
 
 class Place(Surface, Protocol):
@@ -91,6 +95,7 @@ class Carrier:
         self._pace = pace
         self._order: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._shown = recovery.shown
+        self._carried: deque[tuple[str, str]] = deque(maxlen=RECENT)
 
     def answer(self, place: Surface) -> StreamedAnswer:
         """A streamed answer in `place`, at this channel's limit and pace."""
@@ -104,11 +109,19 @@ class Carrier:
         answer.add(text)
         await answer.finish()
 
+    def carried(self, chat: str, key: str) -> bool:
+        """Whether the message `key` in `chat` was carried already while the bridge runs."""
+        return (str(wire.Thread(channel=self._channel, chat=chat)), key) in self._carried
+
     async def carry(self, chat: str, text: str, place: Place, *, key: str) -> None:
         """Send the message to the endpoint and show its answer in `place`. `key` is the channel's id
         for the message (`endpoint.message_id`), the same whenever the service hands it over again."""
         thread = wire.Thread(channel=self._channel, chat=chat)
         wire.parse_message_id(key)
+        if (str(thread), key) in self._carried:
+            self._log(f"{thread}: message {key} came again; it was carried already")
+            return
+        self._carried.append((str(thread), key))
         typing = asyncio.create_task(self._keep_typing(place))
         try:
             await self._carry(thread, text, key, place)
