@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from conftest import FAST, OWNER, STRANGER, spec
 
+from link_plugin.bridge.base import EDITED, UNSUPPORTED
 from link_plugin.bridge.carry import INTERRUPTED, Pace
-from lnk_telegram.messages import EDITED, UNSUPPORTED
 from lnk_testing.background import Background
 from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
 from lnk_testing.telegram import FakeTelegram, utf16

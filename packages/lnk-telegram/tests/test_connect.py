@@ -14,7 +14,7 @@ import pytest
 from conftest import CODE, OWNER, STRANGER, send_the_code
 from telegram import Bot
 
-from link_plugin.bridge.pairing import TRIES
+from link_plugin.bridge.pairing import LIMITED, PAIRED, TRIES, WRONG, expired_text
 from link_plugin.channel import Connected
 from link_plugin.errors import ExitCode, LinkError
 from lnk_telegram import connect as connecting
@@ -74,7 +74,7 @@ def test_the_owner_sends_the_code_and_is_paired(telegram: FakeTelegram, monkeypa
     assert pairing.result.section["owner"] == OWNER.id
     assert pairing.result.secrets == {"bot-token": TOKEN}
     assert TOKEN not in json.dumps(pairing.result.section)
-    assert _replies(telegram, OWNER) == [connecting.PAIRED]
+    assert _replies(telegram, OWNER) == [PAIRED]
     assert any("Paired" in line and str(OWNER.id) in line for line in pairing.said), "the terminal says so"
     assert telegram.pending == 0, "the code's message is confirmed, so the bridge never reads it"
 
@@ -85,7 +85,7 @@ def test_a_wrong_code_is_told_and_the_right_one_still_pairs(
     pairing = Pairing(monkeypatch, taken=frozenset())
     code = pairing.code()
     telegram.private(STRANGER, "AAAA-BBBB")
-    telegram.wait(lambda: _replies(telegram, STRANGER) == [connecting.WRONG])
+    telegram.wait(lambda: _replies(telegram, STRANGER) == [WRONG])
     telegram.private(OWNER, "/start")
     telegram.wait(lambda: _replies(telegram, OWNER) == [connecting.START])
     telegram.private(OWNER, f"/start {code}")
@@ -102,7 +102,7 @@ def test_wrong_tries_are_limited_even_when_the_next_is_right(
         telegram.private(STRANGER, f"GUESS-{guess:04d}")
     telegram.wait(lambda: len(_replies(telegram, STRANGER)) == TRIES)
     telegram.private(STRANGER, code)
-    telegram.wait(lambda: _replies(telegram, STRANGER)[-1:] == [connecting.LIMITED])
+    telegram.wait(lambda: _replies(telegram, STRANGER)[-1:] == [LIMITED])
     assert pairing.result is None, "a limited sender's message isn't even compared"
     telegram.private(OWNER, code)
     pairing.done()
@@ -133,7 +133,7 @@ def test_a_code_sent_after_it_expired_pairs_nobody(telegram: FakeTelegram, monke
     code = pairing.code()
     clock.now += 61  # the code lapsed while connect still listens
     telegram.private(OWNER, code)
-    telegram.wait(lambda: _replies(telegram, OWNER) == [connecting.EXPIRED])  # connect read it, and said so
+    telegram.wait(lambda: _replies(telegram, OWNER) == [expired_text("telegram")])  # connect read it, and said so
     pairing.done()
     assert pairing.result is None
     assert pairing.error is not None and "expired" in pairing.error.message

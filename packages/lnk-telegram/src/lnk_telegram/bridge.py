@@ -13,34 +13,29 @@ noted in the channel's folder (`BridgeSpec.folder`), so none is shown twice.
 Given the agent's control socket (`BridgeSpec.approvals`), tool calls waiting for the owner are
 asked in the owner's private chat with Allow and Deny buttons (`link_plugin.bridge.asking`); the
 owner's press, or their "yes" or "no" while a question is shown, answers it and is never carried.
+What every channel shares is `link_plugin.bridge.base.Bridge`; this is Telegram's connection.
 """
 
 from __future__ import annotations
 
 import asyncio
-import traceback
-from contextlib import AbstractContextManager, nullcontext, suppress
+from contextlib import suppress
+from typing import Unpack
 
 from telegram import CallbackQuery, Update, User
 from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
 
-from link_plugin.approvals import ApprovalsClient
-from link_plugin.bridge.asking import BUSY, IDLE, Asking
-from link_plugin.bridge.carry import PACE, Carrier, Pace
-from link_plugin.bridge.recovery import PROBE, QUICK, Recovery
+from link_plugin.bridge.base import Bridge, Timing, secret
+from link_plugin.bridge.pairing import paired
 from link_plugin.bridge.retry import Backoff
-from link_plugin.bridge.rules import Incoming, answered
-from link_plugin.bridge.shown import ShownAnswers
 from link_plugin.bridge.split import utf16_length
-from link_plugin.bridge.tasks import Tasks
 from link_plugin.channel import BridgeSpec
-from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
 from lnk_telegram.api import LIMIT, TIMEOUT, make_bot, seconds
 from lnk_telegram.chat import TelegramChat
-from lnk_telegram.messages import EDITED, UNSUPPORTED, pressed, read, replied_to
-from lnk_telegram.section import SECRET, Section
+from lnk_telegram.messages import pressed, read
+from lnk_telegram.section import SECRET, TITLE, Section
 
 CHANNEL = "telegram"
 POLL = 25
@@ -53,62 +48,21 @@ _REVOKED = LinkError(
 )
 
 
-class TelegramBridge:
+class TelegramBridge(Bridge):
     def __init__(
-        self,
-        spec: BridgeSpec,
-        *,
-        pace: Pace = PACE,
-        poll: int = POLL,
-        probe: float = PROBE,
-        quick: float = QUICK,
-        timeout: float = TIMEOUT,
-        busy: float = BUSY,
-        idle: float = IDLE,
+        self, spec: BridgeSpec, *, poll: int = POLL, timeout: float = TIMEOUT, **timing: Unpack[Timing]
     ) -> None:
-        token = spec.secrets.get(SECRET)
-        if not token:
-            raise LinkError(
-                f"the bridge got no {SECRET}",
-                "Run `lnk agent connect telegram`: Link keeps the token and hands it to the bridge.",
-            )
-        self._owner = str(Section.read(spec.section).owner)
-        self._bot = make_bot(token, timeout=timeout)
+        owner = paired(Section, spec.section, TITLE, CHANNEL).owner
+        super().__init__(spec, CHANNEL, str(owner), limit=LIMIT, measure=utf16_length, **timing)
+        self._bot = make_bot(secret(spec, SECRET, CHANNEL), timeout=timeout)
         self._poll = poll
-        client = EndpointClient(spec.endpoint, spec.agent)
-        shown = ShownAnswers.in_folder(spec.folder, say)
-        self._recovery = Recovery(client, CHANNEL, self._deliver, say, shown=shown, probe=probe, quick=quick)
-        self._carrier = Carrier(
-            client, self._recovery, CHANNEL, say, limit=LIMIT, measure=utf16_length, steered=spec.steered, pace=pace
-        )
-        self._asking: Asking | None = None
-        if spec.approvals:
-            owner_chat = TelegramChat(self._bot, int(self._owner))  # a private chat's id is its user's
-            control = ApprovalsClient(spec.approvals)
-            self._asking = Asking(control, owner_chat, self._owner, say, busy=busy, idle=idle, give_up=pace.give_up)
-        self._ready = asyncio.Event()
-        self._tasks = Tasks()
 
-    async def run(self) -> None:
-        """Carry until cancelled; ends with a LinkError when Telegram refuses the token."""
-        self._tasks.spawn(self._recovery.run())
-        try:
-            me = await self._reach_telegram()
-            self._ready.set()
-            say(f"carrying @{me.username} for the agent")
-            if self._asking is not None:
-                self._tasks.spawn(self._asking.run())
-            await self._read_updates(me)
-        finally:
-            await self._tasks.stop()
-            await self._bot.shutdown()
-
-    async def _reach_telegram(self) -> User:
+    async def reach(self) -> str:
         backoff = Backoff(0.5, 30.0)
         while True:
             try:
                 await self._bot.initialize()
-                return self._bot.bot
+                return f"@{self._bot.bot.username}"
             except InvalidToken:
                 raise _REVOKED from None
             except NetworkError as exc:
@@ -116,7 +70,17 @@ class TelegramBridge:
                     say(f"Telegram can't be reached ({exc.message}); trying again")
             await backoff.wait()
 
-    async def _read_updates(self, me: User) -> None:
+    async def close(self) -> None:
+        await self._bot.shutdown()
+
+    def place(self, chat: str) -> TelegramChat:
+        return TelegramChat(self._bot, int(chat))
+
+    def owner_chat(self) -> TelegramChat:
+        return TelegramChat(self._bot, int(self.owner))  # a private chat's id is its user's
+
+    async def listen(self) -> None:
+        me = self._bot.bot
         offset: int | None = None
         backoff = Backoff(0.5, 30.0)
         conflicted = False
@@ -141,51 +105,27 @@ class TelegramBridge:
             conflicted = False
             for update in updates:
                 offset = update.update_id + 1
-                self._tasks.spawn(self._handle(update, me))
+                self.spawn(f"update {update.update_id}", self._handle(update, me))
 
     async def _handle(self, update: Update, me: User) -> None:
-        """One update; whatever goes wrong is logged and never stops the bridge."""
-        try:
-            if update.callback_query is not None:
-                await self._press(update.callback_query)
-                return
-            message = update.message or update.edited_message
-            if message is None:
-                return
-            seen = read(message, me)
-            if seen is None or not answered(seen.incoming, self._owner):
-                return
-            chat = TelegramChat(self._bot, seen.chat, message.message_id, reply=not seen.incoming.direct)
-            if update.edited_message is not None:
-                await self._carrier.deliver(chat, EDITED)
-            elif seen.text is None:
-                await self._carrier.deliver(chat, UNSUPPORTED)
-            elif seen.text and not await self._answers_a_question(seen.incoming, seen.text, replied_to(message, me)):
-                with self._carrying():
-                    await self._carrier.carry(str(seen.chat), seen.text, chat, key=seen.key)
-        except Exception:
-            say(f"update {update.update_id} failed:\n{traceback.format_exc()}")
-
-    async def _answers_a_question(self, incoming: Incoming, text: str, replied: str | None) -> bool:
-        """The owner's yes or no to a question shown: Link's answer, never carried to the harness."""
-        return self._asking is not None and await self._asking.reply(incoming, text, replied)
-
-    def _carrying(self) -> AbstractContextManager[None]:
-        """While an answer is carried a tool call may wait for the owner: look for one often."""
-        return self._asking.busy() if self._asking is not None else nullcontext()
+        if update.callback_query is not None:
+            await self._press(update.callback_query)
+            return
+        message = update.message or update.edited_message
+        if message is None:
+            return
+        heard = read(message, me, edited=update.edited_message is not None)
+        if heard is not None:
+            chat = TelegramChat(self._bot, int(heard.chat), message.message_id, reply=not heard.incoming.direct)
+            await self.heard(heard, chat)
 
     async def _press(self, query: CallbackQuery) -> None:
         """A press of a question's button. Only the owner's counts; a stranger's gets no answer at all."""
         press = pressed(query)
-        if press is None or self._asking is None:
+        if press is None:
             return
-        said = await self._asking.press(press.incoming, press.message, press.value)
+        said = await self.press(press.incoming, press.message, press.value)
         if said is not None:
             # One try: the press is answered already; this only stops the spinner with a word.
             with suppress(TelegramError):
                 await self._bot.answer_callback_query(query.id, said.value)
-
-    async def _deliver(self, chat: str, text: str) -> None:
-        """A recovered answer, once Telegram is reached."""
-        await self._ready.wait()
-        await self._carrier.deliver(TelegramChat(self._bot, int(chat)), text)

@@ -10,51 +10,37 @@ comes after it expired pairs nobody, and its sender is told so.
 from __future__ import annotations
 
 import asyncio
-import getpass
 import re
-import sys
 import time
 from collections.abc import Callable
+from functools import partial
 
 from telegram import Bot, Message, Update
 from telegram.constants import ChatType
 from telegram.error import Conflict, InvalidToken, NetworkError, TelegramError
 
-from link_plugin.bridge.pairing import EXPIRES, Attempt, PairingCode
+from link_plugin.bridge.pairing import EXPIRES, Pairing, PairingCode
+from link_plugin.bridge.tokens import Token, read_tokens
 from link_plugin.channel import Connected
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
 from lnk_telegram.api import make_bot
 from lnk_telegram.section import SECRET, Section, identity
 
-TOKEN = re.compile(r"^\d{5,}:[A-Za-z0-9_-]{30,}$")
 PROBE = 3
 """Seconds of listening before the code is shown, long enough for another poller to show itself."""
 POLL = 10
 
-WRONG = "That isn't the code shown in the terminal. Check it and send it again."
-LIMITED = "Too many wrong codes: wait a few minutes before trying again."
 START = "Send the pairing code shown in the terminal where you ran `lnk agent connect telegram`."
-PAIRED = "Paired: this bot now answers you, and only you."
-EXPIRED = "That code expired. Run `lnk agent connect telegram` again for a new one."
-
-
-def read_token(token_stdin: bool) -> str:
-    if token_stdin:
-        token = sys.stdin.readline().strip()
-    elif sys.stdin.isatty():
-        token = getpass.getpass("Bot token (from @BotFather): ", stream=sys.stderr).strip()
-    else:
-        raise LinkError(
-            "there is no terminal to ask for the bot token",
-            "Pass it on stdin with --token-stdin.",
-        )
-    if not TOKEN.match(token):
-        raise LinkError(
-            "that doesn't look like a Telegram bot token (it's digits, a colon, then about 35 letters)",
-            "Copy it again from @BotFather's message: /mybots, your bot, API Token.",
-        )
-    return token
+BOT_TOKEN = Token(
+    SECRET,
+    "Bot token (from @BotFather)",
+    re.compile(r"\d{5,}:[A-Za-z0-9_-]{30,}"),
+    LinkError(
+        "that doesn't look like a Telegram bot token (it's digits, a colon, then about 35 letters)",
+        "Copy it again from @BotFather's message: /mybots, your bot, API Token.",
+    ),
+)
 
 
 async def connect(
@@ -101,11 +87,11 @@ async def _pair(
     if heard:
         offset = heard[-1].update_id + 1
     code = PairingCode(expires=expires, clock=clock)
+    pairing = Pairing(code, "telegram")
     say(
         f"To pair, send this code to @{me.username} in a private chat on Telegram: {code.shown}\n"
         f"It works once, for {expires / 60:g} minutes."
     )
-    told: set[int] = set()
     while not code.expired:
         updates = await bot.get_updates(
             offset=offset, timeout=min(POLL, max(1, int(code.remaining))), allowed_updates=["message"]
@@ -120,31 +106,14 @@ async def _pair(
             if text.strip().lower() == "/start":
                 await _reply(message, START)
                 continue
-            outcome = code.attempt(str(sender.id), text.removeprefix("/start "))
-            if outcome is Attempt.PAIRED:
-                await bot.get_updates(offset=offset, timeout=0)
-                await _reply(message, PAIRED)
+            if await pairing.take(str(sender.id), text.removeprefix("/start "), partial(_reply, message)):
+                await bot.get_updates(offset=offset, timeout=0)  # confirmed, so the bridge never reads the code
                 name = sender.full_name + (f" (@{sender.username})" if sender.username else "")
                 say(f"Paired: @{me.username} answers {name}, Telegram user {sender.id}, and nobody else.")
                 section = Section(owner=sender.id, owner_name=sender.full_name, bot=me.username or "", bot_id=me.id)
                 return Connected(identity=identity(me.id), section=section.model_dump(), secrets={SECRET: token})
-            if outcome is Attempt.WRONG:
-                await _reply(message, WRONG)
-            elif outcome is Attempt.EXPIRED:
-                await _reply(message, EXPIRED)
-            elif outcome is Attempt.LIMITED and sender.id not in told:
-                told.add(sender.id)
-                await _reply(message, LIMITED)
-            elif outcome is Attempt.SPENT:
-                raise LinkError(
-                    "too many wrong codes were sent to the bot, so the code no longer pairs anyone",
-                    "Connect again for a new code. If strangers write to the bot, make a new one with @BotFather.",
-                )
     await bot.get_updates(offset=offset, timeout=0)
-    raise LinkError(
-        f"the pairing code expired: it wasn't sent to @{me.username} within {expires / 60:g} minutes",
-        "Connect again for a new code.",
-    )
+    raise pairing.expired(f"@{me.username}", expires)
 
 
 async def _skip_backlog(bot: Bot) -> int | None:
@@ -173,4 +142,4 @@ async def _reply(message: Message, text: str) -> None:
 
 
 def run(token_stdin: bool, taken: frozenset[str]) -> Connected:
-    return asyncio.run(connect(read_token(token_stdin), taken))
+    return asyncio.run(connect(read_tokens([BOT_TOKEN], token_stdin)[SECRET], taken))

@@ -1,5 +1,6 @@
-"""Reading a Telegram message (who sent it, where, whether it mentions the bot, its text, its key)
-and a press of an inline button (who pressed it, under which message).
+"""Reading a Telegram message (who sent it, where, whether it mentions the bot, its text, its key,
+the bot's message it replies to) and a press of an inline button (who pressed it, under which
+message).
 
 A message's key (`Link-Message-Id`) is `<chat id>:<message id>`. Telegram numbers messages within
 a chat and hands an update it didn't see confirmed over again with the same message in it, so the
@@ -10,29 +11,15 @@ number after a week without updates, so an old one can come back.)"""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from telegram import CallbackQuery, Message, MessageEntity, User
 from telegram.constants import ChatType
 
-from link_plugin.bridge.rules import Incoming
+from link_plugin.bridge.rules import Heard, Incoming, Press
 from link_plugin.endpoint import message_id
 
-UNSUPPORTED = "(I can read text messages only: send this as text.)"
-EDITED = "(Edits aren't passed on to the agent: send the change as a new message.)"
 
-
-@dataclass(frozen=True)
-class Read:
-    incoming: Incoming
-    chat: int
-    text: str | None
-    """What goes to the agent, the bot's mention taken out; None for a message with no text."""
-    key: str
-    """Its `Link-Message-Id`."""
-
-
-def read(message: Message, me: User) -> Read | None:
+def read(message: Message, me: User, *, edited: bool = False) -> Heard | None:
     """The message as the bridge's rules see it; None for one no person sent (a channel post)."""
     sender = message.from_user
     if sender is None or sender.is_bot:
@@ -42,15 +29,14 @@ def read(message: Message, me: User) -> Read | None:
     text = message.text
     if text is not None and not direct:
         text = _without_mention(message, me)
-    return Read(incoming=incoming, chat=message.chat.id, text=text, key=message_id(message.chat.id, message.message_id))
-
-
-@dataclass(frozen=True)
-class Press:
-    incoming: Incoming
-    message: str
-    """The message whose button was pressed."""
-    value: str
+    return Heard(
+        incoming=incoming,
+        chat=str(message.chat.id),
+        text=text,
+        key=message_id(message.chat.id, message.message_id),
+        replied=_replied_to(message, me),
+        edited=edited,
+    )
 
 
 def pressed(query: CallbackQuery) -> Press | None:
@@ -62,7 +48,7 @@ def pressed(query: CallbackQuery) -> Press | None:
     return Press(incoming=incoming, message=str(query.message.message_id), value=query.data)
 
 
-def replied_to(message: Message, me: User) -> str | None:
+def _replied_to(message: Message, me: User) -> str | None:
     """The bot's message this one replies to, if any."""
     replied = message.reply_to_message
     if replied is None or replied.from_user is None or replied.from_user.id != me.id:

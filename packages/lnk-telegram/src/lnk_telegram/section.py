@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
-
-from link_plugin.errors import LinkError
+from pydantic import BaseModel
 
 SECRET = "bot-token"
+TITLE = "Telegram"
 
 
 class Section(BaseModel):
@@ -18,16 +15,6 @@ class Section(BaseModel):
     bot: str = ""
     """The bot's username."""
     bot_id: int = 0
-
-    @classmethod
-    def read(cls, section: dict[str, Any]) -> Section:
-        try:
-            return cls.model_validate(section)
-        except ValidationError as exc:
-            raise LinkError(
-                "Telegram isn't paired for this agent: its settings name no owner",
-                "Run `lnk agent connect telegram` to pair the bot with your Telegram account.",
-            ) from exc
 
 
 def identity(bot_id: int) -> str:
