@@ -31,6 +31,12 @@ class Background:
         except BaseException as exc:
             self.error = exc
         finally:
+            # As asyncio.run does: what the work left running (a client library's own tasks) ends first.
+            left = asyncio.all_tasks(self._loop)
+            for task in left:
+                task.cancel()
+            if left:
+                self._loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
             self._loop.close()
 
     def wait(self, timeout: float = 10.0) -> None:

@@ -39,6 +39,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from lnk_testing.serving import Restartable
+from lnk_testing.trouble import Trouble
 
 TOKEN = "123456789:AAF-lnk-testing-token-0123456789abcd"
 LIMIT = 4096
@@ -114,7 +115,7 @@ def utf16(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-class FakeTelegram(Restartable):
+class FakeTelegram(Restartable, Trouble):
     def __init__(self, token: str = TOKEN, *, username: str = "lnk_test_bot", port: int = 0) -> None:
         self.token = token
         self.bot = {
@@ -137,13 +138,11 @@ class FakeTelegram(Restartable):
         self.queries: dict[str, str | None] = {}
         """Callback queries by id: None until answered, then the text shown ("" for none)."""
         self._polls = 0
-        self._floods: dict[str, list[float]] = {}
-        self._failures: dict[str, int] = {}
-        self._losses: dict[str, list[float]] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._arrived: asyncio.Event | None = None
-        super().__init__(port)
+        Restartable.__init__(self, port)
+        Trouble.__init__(self)
         self._closing = False
 
     # -- serving -------------------------------------------------------------------------------
@@ -312,28 +311,6 @@ class FakeTelegram(Restartable):
                 chats.setdefault(sent.chat, []).append(sent.text)
             return chats
 
-    # -- trouble on demand ---------------------------------------------------------------------
-
-    def flood(self, method: str, retry_after: float = 1, times: int = 1) -> None:
-        """The next `times` calls of `method` get 429 Too Many Requests with `retry_after`."""
-        with self._lock:
-            self._floods.setdefault(method, []).extend([retry_after] * times)
-
-    def fail(self, method: str, times: int = 1) -> None:
-        """The next `times` calls of `method` get 502 Bad Gateway and don't land."""
-        with self._lock:
-            self._failures[method] = self._failures.get(method, 0) + times
-
-    def heal(self, method: str) -> None:
-        """Calls of `method` land again: the failures `fail` queued are dropped."""
-        with self._lock:
-            self._failures.pop(method, None)
-
-    def lose(self, method: str, delay: float, times: int = 1) -> None:
-        """The next `times` calls of `method` land, but their answers come `delay` seconds late."""
-        with self._lock:
-            self._losses.setdefault(method, []).extend([delay] * times)
-
     # -- the Bot API ---------------------------------------------------------------------------
 
     async def _api(self, request: Request) -> Response:
@@ -342,19 +319,13 @@ class FakeTelegram(Restartable):
         call = Call(method, params, time.monotonic())
         with self._lock:
             self.calls.append(call)
-            flood = self._floods.get(method)
-            retry_after = flood.pop(0) if flood else None
-            failing = self._failures.get(method, 0) > 0
-            if failing:
-                self._failures[method] -= 1
-            losses = self._losses.get(method)
-            late = losses.pop(0) if losses else None
+        struck = self.strike(method)
         try:
             if request.path_params["token"] != self.token:
                 raise _ApiError(401, "Unauthorized")
-            if retry_after is not None:
-                raise _ApiError(429, f"Too Many Requests: retry after {retry_after:g}", {"retry_after": retry_after})
-            if failing:
+            if (wait := struck.retry_after) is not None:
+                raise _ApiError(429, f"Too Many Requests: retry after {wait:g}", {"retry_after": wait})
+            if struck.failing:
                 call.status = 502
                 return Response("<html><body>502 Bad Gateway</body></html>", status_code=502, media_type="text/html")
             handler = getattr(self, f"_{method}", None)
@@ -367,8 +338,8 @@ class FakeTelegram(Restartable):
             if exc.parameters:
                 body["parameters"] = exc.parameters
             return JSONResponse(body, status_code=exc.status)
-        if late is not None:
-            await asyncio.sleep(late)
+        if struck.late is not None:
+            await asyncio.sleep(struck.late)
         return JSONResponse({"ok": True, "result": result})
 
     @staticmethod
