@@ -4,7 +4,6 @@ running between them."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -13,16 +12,17 @@ from typing import Any
 
 import pytest
 
-from link_plugin import wire
 from link_plugin.bridge.carry import Pace
 from link_plugin.channel import BridgeSpec
 from link_plugin.contract import CONTRACT_VERSION
 from lnk_telegram.api import ENV_API
 from lnk_telegram.bridge import TelegramBridge
-from lnk_testing.approvals import ControlSocket
 from lnk_testing.background import Background
+from lnk_testing.channels import CODE
 from lnk_testing.endpoint import AGENT, ScriptedHarness
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
+
+pytest_plugins = ["lnk_testing.channels"]  # the harness and control fixtures
 
 # The package's executables (lnk-telegram) sit beside the interpreter running the tests.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
@@ -30,7 +30,6 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 OWNER = User(id=5550001, first_name="Olive", username="olive")
 STRANGER = User(id=5550666, first_name="Sam", username="sam")
 FAST = Pace(interval=0.1, typing=0.5, hold=10.0, give_up=30.0)
-CODE = re.compile(r"\b([A-Z2-9]{4}-[A-Z2-9]{4})\b")
 
 
 def send_the_code(process: subprocess.Popen[str], telegram: FakeTelegram) -> str:
@@ -53,19 +52,6 @@ def telegram(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeTelegram]:
     with FakeTelegram() as fake:
         monkeypatch.setenv(ENV_API, fake.origin)
         yield fake
-
-
-@pytest.fixture
-def harness() -> Iterator[ScriptedHarness]:
-    served = ScriptedHarness(wire.new_endpoint_key()).start()
-    yield served
-    served.stop()
-
-
-@pytest.fixture
-def control() -> Iterator[ControlSocket]:
-    with ControlSocket.temporary() as served:
-        yield served
 
 
 def spec(

@@ -7,8 +7,8 @@ import json
 import os
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from conftest import CODE, OWNER, STRANGER, send_the_code
@@ -16,48 +16,19 @@ from telegram import Bot
 
 from link_plugin.bridge.pairing import LIMITED, PAIRED, TRIES, WRONG, expired_text
 from link_plugin.channel import Connected
-from link_plugin.errors import ExitCode, LinkError
+from link_plugin.errors import ExitCode
 from lnk_telegram import connect as connecting
 from lnk_telegram.api import make_bot
 from lnk_telegram.section import identity
+from lnk_testing.channels import Clock, Connecting
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
 
 BOT = identity(int(TOKEN.split(":")[0]))
 
 
-class Pairing:
-    """connect running in a thread, as in the owner's terminal; `said` is what the terminal shows."""
-
-    def __init__(
-        self, monkeypatch: pytest.MonkeyPatch, *, token: str = TOKEN, probe: int = 1, **kwargs: object
-    ) -> None:
-        self.said: list[str] = []
-        self.result: Connected | None = None
-        self.error: LinkError | None = None
-        monkeypatch.setattr(connecting, "say", self.said.append)
-        self._thread = threading.Thread(target=self._run, args=(token, {"probe": probe, **kwargs}), daemon=True)
-        self._thread.start()
-
-    def _run(self, token: str, kwargs: dict[str, object]) -> None:
-        try:
-            self.result = asyncio.run(connecting.connect(token, **kwargs))  # type: ignore[arg-type]
-        except LinkError as exc:
-            self.error = exc
-
-    def code(self) -> str:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            for line in self.said:
-                if found := CODE.search(line):
-                    return found.group(1)
-            if not self._thread.is_alive():
-                break
-            time.sleep(0.02)
-        raise AssertionError(f"no code shown: {self.said}, {self.error}")
-
-    def done(self, timeout: float = 20) -> None:
-        self._thread.join(timeout)
-        assert not self._thread.is_alive(), "connect still waiting"
+def pairing_in(monkeypatch: pytest.MonkeyPatch, *, token: str = TOKEN, probe: int = 1, **kwargs: Any) -> Connecting:
+    """connect running as in the owner's terminal."""
+    return Connecting(monkeypatch, connecting, lambda: connecting.connect(token, probe=probe, **kwargs))
 
 
 def _replies(telegram: FakeTelegram, user: User) -> list[str]:
@@ -65,7 +36,7 @@ def _replies(telegram: FakeTelegram, user: User) -> list[str]:
 
 
 def test_the_owner_sends_the_code_and_is_paired(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset())
+    pairing = pairing_in(monkeypatch, taken=frozenset())
     code = pairing.code()
     telegram.private(OWNER, code.lower().replace("-", " "))
     pairing.done()
@@ -82,7 +53,7 @@ def test_the_owner_sends_the_code_and_is_paired(telegram: FakeTelegram, monkeypa
 def test_a_wrong_code_is_told_and_the_right_one_still_pairs(
     telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset())
+    pairing = pairing_in(monkeypatch, taken=frozenset())
     code = pairing.code()
     telegram.private(STRANGER, "AAAA-BBBB")
     telegram.wait(lambda: _replies(telegram, STRANGER) == [WRONG])
@@ -96,7 +67,7 @@ def test_a_wrong_code_is_told_and_the_right_one_still_pairs(
 def test_wrong_tries_are_limited_even_when_the_next_is_right(
     telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset())
+    pairing = pairing_in(monkeypatch, taken=frozenset())
     code = pairing.code()
     for guess in range(TRIES):
         telegram.private(STRANGER, f"GUESS-{guess:04d}")
@@ -110,26 +81,16 @@ def test_wrong_tries_are_limited_even_when_the_next_is_right(
 
 
 def test_a_code_sent_in_a_group_pairs_nobody(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset(), expires=3)
+    pairing = pairing_in(monkeypatch, taken=frozenset(), expires=3)
     code = pairing.code()
     telegram.group(-100500, OWNER, code)
     pairing.done()
     assert pairing.result is None and pairing.error is not None
 
 
-class Clock:
-    """The pairing code's clock, moved by the test: its minutes pass at once."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_a_code_sent_after_it_expired_pairs_nobody(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
     clock = Clock()
-    pairing = Pairing(monkeypatch, taken=frozenset(), expires=60, clock=clock)
+    pairing = pairing_in(monkeypatch, taken=frozenset(), expires=60, clock=clock)
     code = pairing.code()
     clock.now += 61  # the code lapsed while connect still listens
     telegram.private(OWNER, code)
@@ -143,14 +104,14 @@ def test_a_code_sent_after_it_expired_pairs_nobody(telegram: FakeTelegram, monke
 
 def test_messages_from_before_the_code_pair_nobody(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
     telegram.private(STRANGER, "sent before connect")
-    pairing = Pairing(monkeypatch, taken=frozenset())
+    pairing = pairing_in(monkeypatch, taken=frozenset())
     telegram.private(OWNER, pairing.code())
     pairing.done()
     assert _replies(telegram, STRANGER) == []
 
 
 def test_a_bot_another_agent_has_is_refused(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset({BOT}))
+    pairing = pairing_in(monkeypatch, taken=frozenset({BOT}))
     pairing.done()
     assert pairing.error is not None and "another agent here has @lnk_test_bot" in pairing.error.message
     assert not any(CODE.search(line) for line in pairing.said), "no code for a bot that's taken"
@@ -158,7 +119,7 @@ def test_a_bot_another_agent_has_is_refused(telegram: FakeTelegram, monkeypatch:
 
 def test_a_refused_token_says_so_without_printing_it(telegram: FakeTelegram, monkeypatch: pytest.MonkeyPatch) -> None:
     wrong = "123456789:AAF-not-this-bots-token-00000000000000"
-    pairing = Pairing(monkeypatch, token=wrong, taken=frozenset())
+    pairing = pairing_in(monkeypatch, token=wrong, taken=frozenset())
     pairing.done()
     assert pairing.error is not None and "refused the bot token" in pairing.error.message
     assert wrong not in str(pairing.error)
@@ -189,7 +150,7 @@ def other_program(telegram: FakeTelegram) -> Iterator[None]:
 def test_a_bot_another_program_reads_is_refused(
     telegram: FakeTelegram, other_program: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pairing = Pairing(monkeypatch, taken=frozenset(), probe=connecting.PROBE)
+    pairing = pairing_in(monkeypatch, taken=frozenset(), probe=connecting.PROBE)
     pairing.done()
     assert pairing.error is not None and "another program reads this bot's messages" in pairing.error.message
     assert not any(CODE.search(line) for line in pairing.said)
