@@ -1,0 +1,27 @@
+"""The executable answers the channel contract's questions."""
+
+from __future__ import annotations
+
+from link_plugin.calls import PluginProgram
+from link_plugin.channel import ChannelState, Describe
+from link_plugin.contract import Kind
+from link_plugin.harness import Done
+
+
+def test_contract_names_the_plugin() -> None:
+    answer = PluginProgram("lnk-discord").contract()
+    assert (answer.kind, answer.name) == (Kind.CHANNEL, "discord")
+
+
+def test_describe_names_the_token_and_the_hosts() -> None:
+    answer = PluginProgram("lnk-discord").ask_as(Describe, Kind.CHANNEL, "describe")
+    assert answer.title == "Discord"
+    assert [field.name for field in answer.secrets] == ["bot-token"]
+    assert answer.device is False
+    assert "discord.com" in answer.hosts
+
+
+def test_nothing_to_carry_and_nothing_to_forget() -> None:
+    program = PluginProgram("lnk-discord")
+    assert program.ask_as(ChannelState, Kind.CHANNEL, "state").paths == []
+    assert program.ask_as(Done, Kind.CHANNEL, "disconnect").ok
