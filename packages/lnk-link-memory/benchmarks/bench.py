@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 from lnk_link_memory import search
-from lnk_link_memory.embedding import BATCH, Embedding, chunk_text
+from lnk_link_memory.embedding import Embedding, chunk_text
 from lnk_link_memory.folder import Folder
 from lnk_link_memory.memory import Config, Memory
 from lnk_link_memory.models import LOCAL, Choice, choose, embedder
@@ -149,7 +149,7 @@ def give_vectors(memory: Memory, sample: int) -> None:
     ).fetchall()
     model = embedder(Choice(LOCAL))
     texts = [chunk_text(title, body, bool(is_title)) for _, body, title, is_title in rows[:sample]]
-    vectors = np.concatenate([model.embed(texts[i : i + BATCH]) for i in range(0, len(texts), BATCH)])
+    vectors = np.concatenate([model.embed(texts[i : i + model.batch]) for i in range(0, len(texts), model.batch)])
     with memory.store.write() as w:
         w.executemany(
             "INSERT INTO vectors(chunk, model, vector) VALUES (?, ?, ?)",
@@ -178,13 +178,13 @@ def bench_embedding(base: Path, documents: int, rounds: int = 3) -> float:
     rows = db.execute("SELECT c.text, d.title, c.title FROM chunks c JOIN documents d ON d.id = c.doc").fetchall()
     texts = sorted((chunk_text(title, body, bool(t)) for body, title, t in rows), key=len)
     model = embedder(Choice(LOCAL))
-    model.embed(texts[:BATCH])
+    model.embed(texts[: model.batch])
     bare: list[float] = []
     background: list[float] = []
     for _ in range(rounds):
         started = time.perf_counter()
-        for i in range(0, len(texts), BATCH):
-            model.embed(texts[i : i + BATCH])
+        for i in range(0, len(texts), model.batch):
+            model.embed(texts[i : i + model.batch])
         bare.append(len(texts) / (time.perf_counter() - started))
         db.execute("DELETE FROM vectors")
         worker = Embedding(memory.store, Choice(LOCAL), threading.Event())

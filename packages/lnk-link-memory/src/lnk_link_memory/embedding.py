@@ -18,9 +18,13 @@ import numpy as np
 from lnk_link_memory.models import Choice, ModelError, Vectors, embedder
 from lnk_link_memory.store import Store, corrupt
 
-BATCH = 8
-"""Chunks per run of the model: larger batches run no faster here and take far more memory."""
 _FETCH = 256
+WRITTEN = 8
+"""Vectors written to the index in one change: one each made writing cost as much as embedding."""
+_ONE_AT_A_TIME = threading.Lock()
+"""Every folder's background embedding takes turns, one run at a time in the process: ten agents
+embedding at once held ten runs' memory (twice one agent's engine) and ran no faster on the
+cores there are. A search's query is embedded at once, beside whichever run this is."""
 log = logging.getLogger(__name__)
 
 
@@ -108,11 +112,18 @@ class Embedding(threading.Thread):
         self._cursor = max(r[0] for r in rows)
         model = embedder(self._choice)
         rows.sort(key=lambda r: len(r[2]))
-        batches = [rows[start : start + BATCH] for start in range(0, len(rows), BATCH)]
+        batches = [rows[start : start + WRITTEN] for start in range(0, len(rows), WRITTEN)]
+
+        def runs(texts: list[str]) -> Vectors:
+            vectors = []
+            for i in range(0, len(texts), model.batch):
+                with _ONE_AT_A_TIME:
+                    vectors.append(model.embed(texts[i : i + model.batch]))
+            return np.concatenate(vectors)
 
         def embed(batch: list[tuple[int, str, str, str, int]]) -> Future[Vectors]:
             WORDS_FIRST.wait(self.stop)
-            return self._ahead.submit(model.embed, [chunk_text(r[3], r[2], bool(r[4])) for r in batch])
+            return self._ahead.submit(runs, [chunk_text(r[3], r[2], bool(r[4])) for r in batch])
 
         # The next batch is embedded while this one's vectors are written: the model never waits on the index.
         coming = embed(batches[0])
