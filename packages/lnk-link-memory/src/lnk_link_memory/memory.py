@@ -213,11 +213,13 @@ class Memory:
         # Words are looked up while the query is embedded and compared: each waits on its own work.
         by_words = self._words.submit(lambda: search.by_words(self.store.db(), query, since))
         meaning: list[search.Ranked] = []
+        embedded: frozenset[int] = frozenset()
         note = None
         if not self.config.choice.words_only:
             try:
                 vector = embedder(self.config.choice).embed([query])[0]
                 chunks, docs, matrix = self.cache.current()
+                embedded = self.cache.embedded()
                 allowed = None
                 if since is not None:
                     where, args = search.since_clause(since)
@@ -227,7 +229,7 @@ class Memory:
                 note = f"searched by words only: {exc}"
         else:
             note = "searched by words only (embeddings: none)"
-        groups = search.rank(db, by_words.result(), meaning)
+        groups = search.rank(db, by_words.result(), meaning, embedded)
         done, total = self._progress()
         answer = SearchAnswer(
             results=[],

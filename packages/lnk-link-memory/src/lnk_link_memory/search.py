@@ -1,14 +1,16 @@
 """One search: words (bm25, the title four times the body) and meaning (embeddings), merged by rank.
 
-Each list ranks its best 50 documents; within a list, documents within a tenth of the best score
-around them count as ties and the newest comes first; the lists are merged by reciprocal rank
-fusion, score = sum of 1 / (60 + rank). Copies come once, under the shortest path.
+Each list ranks its best 50 documents; within a list, documents within a tenth of the list's spread
+of the best score around them count as ties and the newest comes first; the lists are merged by
+reciprocal rank fusion, score = sum of 1 / (60 + rank). What has no vector yet is searched by words
+alone, its words rank standing for its meaning rank, so embedding never makes search worse than
+words alone. Copies come once, under the shortest path.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,13 +113,20 @@ def _best_per_doc(rows: Iterable[tuple[int, float, int]]) -> list[Ranked]:
 
 
 def newest_among_ties(ranked: Sequence[Ranked], mtime: dict[int, float]) -> list[Ranked]:
-    """Within a tenth of the best score around them, the newest document first."""
+    """Within a tenth of the list's own spread of the best score around them, the newest document first.
+
+    Each list is judged on its own scale: the spread is its best score less its last, so bm25's
+    wide scores and a model's narrow cosines tie alike, and a list that barely varies ties little
+    more than one that varies a lot."""
+    if not ranked:
+        return []
+    window = (ranked[0].score - ranked[-1].score) * TIE
     ordered: list[Ranked] = []
     i = 0
     while i < len(ranked):
         lead = ranked[i].score
         j = i
-        while j < len(ranked) and ranked[j].score >= lead - abs(lead) * TIE:
+        while j < len(ranked) and ranked[j].score >= lead - window:
             j += 1
         ordered.extend(sorted(ranked[i:j], key=lambda r: -mtime.get(r.doc, 0.0)))
         i = j
@@ -131,6 +140,17 @@ def fuse(lists: Sequence[Sequence[Ranked]]) -> dict[int, float]:
         for rank, item in enumerate(ranked, start=1):
             scores[item.doc] = scores.get(item.doc, 0.0) + 1.0 / (RRF_K + rank)
     return scores
+
+
+def words_for_meaning(
+    words: Sequence[Ranked], meaning: Sequence[Ranked], embedded: Collection[int]
+) -> dict[int, float]:
+    """What a document with no vector yet scores by meaning: its words rank stands for its meaning
+    rank, so it never loses for lacking a vector (what's embedded is searched by meaning, the rest by
+    words). Nothing stands in when the meaning list is empty: the search was by words alone."""
+    if not meaning:
+        return {}
+    return {item.doc: 1.0 / (RRF_K + rank) for rank, item in enumerate(words, start=1) if item.doc not in embedded}
 
 
 def documents(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
@@ -182,14 +202,21 @@ class Copies:
 
 
 def rank(
-    db: sqlite3.Connection, words: list[Ranked], meaning: list[Ranked], newest: dict[int, float] | None = None
+    db: sqlite3.Connection,
+    words: list[Ranked],
+    meaning: list[Ranked],
+    embedded: Collection[int] = (),
+    newest: dict[int, float] | None = None,
 ) -> list[Found]:
-    """Both lists, ties ordered newest first, fused, copies folded under the shortest path."""
+    """Both lists, ties ordered newest first, fused, copies folded under the shortest path. A document
+    not `embedded` (no vector yet) counts by words in place of meaning."""
     docs = documents(db, sorted({r.doc for r in words} | {r.doc for r in meaning}))
     mtime = newest if newest is not None else {d.id: d.mtime for d in docs.values()}
     words = newest_among_ties([r for r in words if r.doc in docs], mtime)
     meaning = newest_among_ties([r for r in meaning if r.doc in docs], mtime)
     fused = fuse([words, meaning])
+    for unembedded, score in words_for_meaning(words, meaning, embedded).items():
+        fused[unembedded] += score
     best_word = {r.doc: r.chunk for r in words}
     best_meaning = {r.doc: r.chunk for r in meaning}
     order = sorted(fused, key=lambda d: (-fused[d], -mtime.get(d, 0.0), docs[d].path))

@@ -34,6 +34,7 @@ class VectorCache:
         self._docs: Ids = np.zeros(0, dtype=np.int64)
         self._matrix: Vectors = np.zeros((0, 0), dtype=np.float32)
         self._count = 0
+        self._embedded: frozenset[int] = frozenset()
 
     def current(self) -> tuple[Ids, Ids, Vectors]:
         """(chunk ids, their document ids, their vectors) as the index holds them now."""
@@ -43,11 +44,17 @@ class VectorCache:
             n = self._count
             return self._chunks[:n], self._docs[:n], self._matrix[:n]
 
+    def embedded(self) -> frozenset[int]:
+        """The documents with at least one vector, as of the last `current()`."""
+        with self._lock:
+            return self._embedded
+
     def forget(self) -> None:
         with self._lock:
             self._counter = -1
             self._seq = 0
             self._count = 0
+            self._embedded = frozenset()
 
     def _refresh(self) -> None:
         with self._store.read() as db:
@@ -99,3 +106,4 @@ class VectorCache:
         if rows:
             self._seq = max(self._seq, max(int(r[3]) for r in rows))
         self._chunks, self._docs, self._matrix, self._count = chunks, docs, matrix, size
+        self._embedded = frozenset(np.unique(docs[:size]).tolist())
