@@ -19,26 +19,36 @@ class Chunk:
 
 
 def _sections(lines: list[str]) -> list[tuple[int, list[str]]]:
-    """Runs of lines, each starting at a heading (a # inside a code fence is no heading)."""
+    """Runs of lines, each starting at a heading (a # inside a code fence is no heading).
+
+    Most lines are neither: a heading or a fence has its # or its fence within its first four
+    characters, so only such lines are matched (the rest cost a slice each)."""
     sections: list[tuple[int, list[str]]] = [(0, [])]
+    current = sections[0][1]
     fenced = False
     for number, line in enumerate(lines):
-        if _FENCE.match(line):
+        head = line[:4]
+        if ("`" in head or "~" in head) and _FENCE.match(line):
             fenced = not fenced
-        if not fenced and _HEADING.match(line) and sections[-1][1]:
-            sections.append((number, []))
-        sections[-1][1].append(line)
+        if "#" in head and not fenced and current and _HEADING.match(line):
+            current = []
+            sections.append((number, current))
+        current.append(line)
     return sections
 
 
 def _paragraphs(start: int, lines: list[str]) -> list[tuple[int, list[str]]]:
+    """Runs of lines that aren't blank, with the line each starts on."""
     paragraphs: list[tuple[int, list[str]]] = []
+    current: list[str] | None = None
     for offset, line in enumerate(lines):
-        if not line.strip():
-            continue
-        if offset == 0 or not lines[offset - 1].strip() or not paragraphs:
-            paragraphs.append((start + offset, []))
-        paragraphs[-1][1].append(line)
+        if not line or line.isspace():
+            current = None
+        elif current is None:
+            current = [line]
+            paragraphs.append((start + offset, current))
+        else:
+            current.append(line)
     return paragraphs
 
 

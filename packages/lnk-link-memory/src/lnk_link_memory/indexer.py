@@ -149,8 +149,14 @@ class Indexer:
                     self._batch.commit()  # nothing waits on the extraction, which may take seconds
                 body = extract(handle, PurePosixPath(found.path).suffix)
             else:
+                # What the file holds (asking for the most a document may hold made every read find
+                # room for 8 MiB), and on up to that most if it grew since.
+                size, most = os.fstat(handle).st_size, MAX_TEXT_CHARS * 4 + 1
                 with os.fdopen(handle, "rb", closefd=False) as stream:
-                    body = stream.read(MAX_TEXT_CHARS * 4 + 1).decode("utf-8", errors="replace")
+                    data = stream.read(min(size + 1, most))
+                    if len(data) > size:
+                        data += stream.read(most - len(data))
+                body = data.decode("utf-8", errors="replace")
         finally:
             os.close(handle)
         if len(body) > MAX_TEXT_CHARS:
