@@ -8,6 +8,8 @@ headings, and kept in a cache folder, so every run races on the same documents.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
 import re
 import shutil
@@ -57,6 +59,33 @@ def _render(page: Path) -> str | None:
     return f"# {title}\n\n{body}\n" if len(body) >= MIN_CHARS else None
 
 
+def every_page(gcloud: bool = False) -> Path:
+    """Every manual page of this machine rendered (sections 1, 3, 5, 7 and 8), made once: the larger
+    folders (the known-item set, 100,000 chunks) are taken from it. The thousands of `gcloud` pages,
+    alike and slow to render, are left out unless asked for."""
+    folder = cache_folder() / "man-every"
+    done = folder / (".complete-gcloud" if gcloud else ".complete")
+    if done.exists():
+        return folder
+    if shutil.which("man") is None:
+        raise SystemExit("The benchmark's documents are manual pages: install man-db (apt-get install man-db).")
+    pages = sorted(
+        p
+        for s in ("man1", "man3", "man5", "man7", "man8")
+        for p in (MAN / s).glob("*")
+        if p.is_file()
+        and p.name.startswith("gcloud") == gcloud
+        and not (folder / s / f"{p.name.split('.')[0]}.md").exists()
+    )
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        for page, text in zip(pages, pool.map(_render, pages), strict=True):
+            if text is not None:
+                (folder / page.parent.name).mkdir(parents=True, exist_ok=True)
+                (folder / page.parent.name / f"{page.name.split('.')[0]}.md").write_text(text)
+    done.write_text(str(len(pages)))
+    return folder
+
+
 def man_pages(documents: int) -> Path:
     """A folder of `documents` rendered pages (made once, then taken from the cache)."""
     folder = cache_folder() / f"man-{documents}"
@@ -85,4 +114,63 @@ def man_pages(documents: int) -> Path:
             " apt-get install manpages manpages-dev."
         )
     (folder / ".complete").write_text(str(written))
+    return folder
+
+
+DOC = Path("/usr/share/doc")
+PIECE_CHARS = 12_000
+"""Changelogs are cut into documents of about this many characters, at the start of an entry."""
+
+
+def changelogs() -> Path:
+    """This machine's Debian changelogs (written by people, over years; 100+ MB here), each cut into
+    documents of about 12,000 characters at the start of an entry: made once, then cached."""
+    folder = cache_folder() / "changelogs"
+    if (folder / ".complete").exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    for source in sorted(DOC.glob("*/changelog*.gz")):
+        try:
+            text = gzip.decompress(source.read_bytes()).decode("utf-8", errors="replace")
+        except (OSError, EOFError):
+            continue
+        pieces: list[str] = []
+        current: list[str] = []
+        size = 0
+        for entry in re.split(r"\n(?=\S)", text):
+            current.append(entry)
+            size += len(entry)
+            if size >= PIECE_CHARS:
+                pieces.append("\n".join(current))
+                current, size = [], 0
+        if current:
+            pieces.append("\n".join(current))
+        target = folder / source.parent.name
+        target.mkdir(parents=True, exist_ok=True)
+        for number, piece in enumerate(pieces):
+            title = piece.strip().splitlines()[0] if piece.strip() else source.parent.name
+            name = f"{source.name.removesuffix('.gz')}-{number:04}.md"
+            (target / name).write_text(f"# {title[:120]}\n\n{piece.strip()}\n")
+    (folder / ".complete").write_text("")
+    return folder
+
+
+def real_text(documents: int) -> Path:
+    """A folder of `documents` documents of real text: every rendered manual page (not `gcloud`'s),
+    then changelog pieces, in an order fixed by their paths. Hard links: the walk reads each as the
+    file it is."""
+    folder = cache_folder() / f"real-{documents}"
+    if (folder / ".complete").exists():
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    pages = sorted(p for p in every_page().rglob("*.md") if not p.name.startswith("gcloud"))
+    pieces = sorted(changelogs().rglob("*.md"), key=lambda p: hashlib.sha256(str(p).encode()).hexdigest())
+    chosen = (pages + pieces)[:documents]
+    if len(chosen) < documents:
+        raise SystemExit(f"Only {len(chosen)} documents of real text here; the benchmark wants {documents}.")
+    for source in chosen:
+        target = folder / source.parent.parent.name / source.parent.name / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, target)
+    (folder / ".complete").write_text(str(documents))
     return folder
