@@ -16,7 +16,7 @@ from link_plugin.errors import ContractError, ExitCode, PluginFailed
 
 ADAPTER = """
 from link_plugin.errors import LinkError
-from link_plugin.harness import Done, Endpoint, Needs, Ports, Start
+from link_plugin.harness import Done, Endpoint, Needs, Ports, Start, State
 from link_plugin.plugin import HarnessAdapter, run
 
 class Partial(HarnessAdapter):
@@ -33,6 +33,9 @@ class Partial(HarnessAdapter):
 
     def start(self, ctx):
         return Start(argv=["partial-server"], env={"PORT": str(ctx.port)})
+
+    def state(self, ctx):
+        return State(paths=[ctx.settings.agent.name] if ctx.settings else ["."])
 
 run(Partial())
 """
@@ -121,3 +124,19 @@ def test_help_lists_the_contract_commands(partial: PluginProgram) -> None:
     shown = subprocess.run([partial.path, "--help"], capture_output=True, text=True).stdout
     for name in ("contract", "needs", "endpoint", "start", "health", "link"):
         assert name in shown
+
+
+def test_describe_answers_at_once_what_needs_no_agent(partial: PluginProgram) -> None:
+    described = partial.ask_as(harness.Description, Kind.HARNESS, "describe", env={"LNK_PORT": "20000"})
+    assert set(described.answers) == {"ports", "needs", "state", "install", "start"}
+    assert described.known("ports") == harness.Ports(count=3, default=20000)
+    assert described.known("needs") is None  # it failed here: asked on its own, and takes its default there
+    assert described.known("state") is None  # it reads the agent's settings, which describe isn't given
+    assert isinstance(described.known("endpoint"), harness.NoEndpoint)  # not answered: its default, unasked
+    assert described.known("configure") == harness.Done()
+    assert described.known("start") == harness.Start(argv=["partial-server"], env={"PORT": "20000"})
+
+
+def test_an_adapter_without_describe_is_asked_each_command() -> None:
+    each = harness.ask_each()
+    assert all(each.known(c.name) is None for c in harness.COMMANDS if c.name not in ("contract", "describe"))

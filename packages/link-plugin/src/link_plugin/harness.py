@@ -140,6 +140,50 @@ class Health(Answer):
     detail: str = ""
 
 
+DESCRIBED = ("ports", "needs", "channels", "folders", "endpoint", "hosts", "state", "start")
+"""The questions `describe` answers at once; the other commands act, or need the running harness."""
+
+
+class Description(Answer):
+    """`describe`: every question Link asks before a start, in one answer.
+
+    Each field holds what its command answers. An adapter may leave a field out: Link then asks
+    that command, as it asks an adapter that doesn't answer `describe` at all. `answers` names the
+    commands the adapter answers: one it doesn't name takes its default without being run, so a
+    harness with nothing to install or configure costs no process there. Link keeps the answer
+    per release of the adapter (its executable's path, size and modification time) and per
+    `LNK_PORT`, the only variable `describe` is given: an answer that depends on the agent's
+    settings is left out here and asked of its own command.
+    """
+
+    answers: list[str]
+    """Every command the adapter answers (exit 0 or 1), besides `contract` and `describe`."""
+    ports: Ports | None = None
+    needs: Needs | None = None
+    channels: Channels | None = None
+    folders: Folders | None = None
+    endpoint: Endpoint | None = None
+    hosts: Hosts | None = None
+    state: State | None = None
+    start: Start | None = None
+    """The command that runs the harness, when it doesn't depend on the agent's settings."""
+
+    def known(self, name: str) -> Answer | None:
+        """What `name` answers as this description says: its field, or the command's default when
+        the adapter doesn't answer it; None when the command must be asked."""
+        if name not in self.answers:
+            default = next(command.default for command in COMMANDS if command.name == name)
+            return default() if default is not None else None
+        found = getattr(self, name, None) if name in DESCRIBED else None
+        return found if isinstance(found, Answer) else None
+
+
+def ask_each() -> Description:
+    """What an adapter that doesn't answer `describe` stands for: it answers every command, each
+    asked on its own, as before `describe` was."""
+    return Description(answers=[c.name for c in COMMANDS if c.name not in ("contract", "describe")])
+
+
 # --- what the core hands the adapter (LNK_SETTINGS) ---------------------------------------
 
 
@@ -200,6 +244,13 @@ _SETTINGS = (ENV_PORT, ENV_SETTINGS)
 
 COMMANDS: tuple[Command, ...] = (
     CONTRACT_COMMAND,
+    Command(
+        "describe",
+        Description,
+        "Everything Link asks before a start in one answer, kept per release and port.",
+        default=ask_each,
+        inputs=(ENV_PORT,),
+    ),
     Command(
         "needs", Needs, "Permissions and risks beyond the defaults, each with why.", default=Needs, inputs=_SETTINGS
     ),

@@ -69,9 +69,46 @@ class HarnessContext:
         return parse_answer(harness_contract.HarnessSettings, Path(path).read_text(), source=f"settings file {path}")
 
 
+class AgentUnknown(Exception):
+    """Raised when an answer given to `describe` reads the agent's settings, which `describe` isn't given."""
+
+
+@dataclass
+class DescribeContext(HarnessContext):
+    """What `describe` hands each question: LNK_PORT, and no agent."""
+
+    @property
+    def settings(self) -> harness_contract.HarnessSettings | None:
+        raise AgentUnknown
+
+
+ACTING = ("install", "configure", "health", "link")
+"""Harness commands `describe` never runs: it names them among its answers when the adapter has them."""
+
+
 class HarnessAdapter(Plugin):
     kind = Kind.HARNESS
     commands = harness_contract.COMMANDS
+
+    def describe(self, ctx: HarnessContext) -> harness_contract.Description:
+        """Every question this adapter answers without the agent's settings, each by its own method.
+
+        A question that reads the settings (or fails) is named among the answers and left out,
+        so Link asks its command with the settings; one that raises NotAnswered isn't named.
+        """
+        asking = DescribeContext(env=ctx.env)
+        answers: list[str] = []
+        found: dict[str, Answer] = {}
+        for name in harness_contract.DESCRIBED:
+            try:
+                found[name] = getattr(self, name)(asking)
+            except NotAnswered:
+                continue
+            except Exception:  # it reads the settings, or fails: its own command says which
+                pass
+            answers.append(name)
+        answers += [name for name in ACTING if getattr(type(self), name) is not getattr(HarnessAdapter, name)]
+        return harness_contract.Description.model_validate({"answers": answers, **found})
 
     def needs(self, ctx: HarnessContext) -> harness_contract.Needs:
         raise NotAnswered
@@ -282,6 +319,7 @@ def _plain(app: typer.Typer, plugin: Plugin, name: str, context: Callable[[], ob
 
 def _harness_commands(app: typer.Typer, plugin: HarnessAdapter) -> None:
     for name in (
+        "describe",
         "needs",
         "channels",
         "ports",
