@@ -6,6 +6,10 @@ RULES: dict[str, str] = {
     "contract": "`contract` answers its kind, name and a contract version of 1 or more",
     "answers": "every command answers JSON its model accepts, or nothing (the default applies)",
     "steps": "install and configure succeed (ok: true) on a fresh agent",
+    "harness-describe": (
+        "`describe`, given only LNK_PORT, answers as each command it describes, and names exactly"
+        " the commands the adapter answers"
+    ),
     "streams": "the endpoint streams an answer as chat.completion.chunk events, in more than one piece",
     "key": "the endpoint refuses a request without its key (401) before the model sees it",
     "proof": "the endpoint answers POST /_link/proof with HMAC-SHA256(endpoint key, challenge), never the key",

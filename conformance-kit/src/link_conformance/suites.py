@@ -38,7 +38,7 @@ from link_plugin.calls import TABLES, PluginProgram
 from link_plugin.channel import BridgeSpec, Describe, EndpointRef
 from link_plugin.contract import CONTRACT_VERSION, Contract, Kind
 from link_plugin.endpoint import EndpointClient
-from link_plugin.errors import LinkError
+from link_plugin.errors import ExitCode, LinkError
 from link_plugin.harness import AgentRef
 from link_plugin.layout import AgentFolder
 
@@ -131,6 +131,33 @@ class HarnessConformance(_Suite):
             except LinkError as exc:
                 raise AssertionError(broken("answers", f"`{command.name}`: {exc}")) from exc
             assert answer is not None, broken("answers", f"`{command.name}` gave nothing")
+
+    def test_describe_agrees_with_each_command(self, running: RunningHarness) -> None:
+        port = {harness.ENV_PORT: str(running.first_port)}
+        asked = running.program.run("describe", env=port)
+        if asked.code in (ExitCode.NOT_ANSWERED, ExitCode.USAGE):
+            pytest.skip("the adapter doesn't answer describe: Link asks each command on its own")
+        try:
+            description = running.program.ask_as(harness.Description, Kind.HARNESS, "describe", env=port)
+        except LinkError as exc:
+            raise AssertionError(broken("harness-describe", str(exc))) from exc
+        assert "start" in description.answers, broken("harness-describe", "`start` is required, and not named")
+        for name in harness.DESCRIBED:
+            known = description.known(name)
+            if known is not None:  # left out: Link asks the command itself, with the agent's settings
+                answer = running.ask(name)
+                assert known == answer, broken("harness-describe", f"it says `{name}` answers {known}, not {answer}")
+        for command in TABLES[Kind.HARNESS]:
+            name = command.name
+            if name in ("contract", "describe") or (name in description.answers and name not in harness.DESCRIBED):
+                continue  # a step it names is run by the checks of steps; one it doesn't is checked here
+            args = ("telegram",) if command.args else ()  # `link <channel>`
+            code = running.program.run(name, args, env=running.env).code
+            answered = code in (ExitCode.ANSWERED, ExitCode.FAILED)
+            said = "names" if name in description.answers else "doesn't name"
+            assert answered == (name in description.answers), broken(
+                "harness-describe", f"it {said} `{name}`, which exits {code}"
+            )
 
     def test_install_and_configure(self, running: RunningHarness) -> None:
         for step in ("install", "configure"):
