@@ -14,7 +14,7 @@ from link_conformance.provider import StandInProvider
 from link_plugin import harness as contract
 from link_plugin.calls import PluginProgram
 from link_plugin.contract import Kind
-from link_plugin.errors import LinkError
+from link_plugin.errors import ExitCode, LinkError
 
 PROGRAM = PluginProgram("lnk-harness")
 
@@ -37,8 +37,17 @@ def test_what_it_needs_speaks_writes_and_reaches() -> None:
     assert ask("hosts") == contract.Hosts(hosts=[])
     assert ask("state") == contract.State(paths=[])
     for step in ("install", "configure"):
-        done = ask(step)
-        assert isinstance(done, contract.Done) and done.ok
+        assert PROGRAM.run(step).code == ExitCode.NOT_ANSWERED  # nothing to do: Link runs neither
+        assert ask(step) == contract.Done()
+
+
+def test_one_answer_before_a_start() -> None:
+    described = ask("describe", {"LNK_PORT": "20000"})
+    assert isinstance(described, contract.Description)
+    assert set(described.answers) == {*contract.DESCRIBED, "start", "health"}
+    for name in contract.DESCRIBED:
+        assert described.known(name) == ask(name, {"LNK_PORT": "20000"}), name
+    assert described.known("configure") == contract.Done()
 
 
 def test_its_endpoint_on_lnk_port() -> None:

@@ -1,13 +1,15 @@
-"""The adapter: what Link Harness answers to every harness command of the contract."""
+"""The adapter: what Link Harness answers to every harness command of the contract.
+
+It answers neither `install` nor `configure`: it runs from its own wheel and reads the agent's
+settings at each start, so Link runs neither (its `describe` doesn't name them).
+"""
 
 from __future__ import annotations
 
 import sys
 
-import httpx
-
 from link_plugin import LinkError, wire
-from link_plugin.harness import Channels, Done, Endpoint, Folders, Health, Hosts, Needs, Ports, Start, State
+from link_plugin.harness import Channels, Endpoint, Folders, Health, Hosts, Needs, Ports, Start, State
 from link_plugin.plugin import HarnessAdapter, HarnessContext
 from lnk_harness import __version__
 from lnk_harness.addresses import DEFAULT_PORT, HEALTH_PATH, HOST, PORT_COUNT, base_url
@@ -38,12 +40,6 @@ class LinkHarness(HarnessAdapter):
     def state(self, ctx: HarnessContext) -> State:
         return State(paths=[])  # it keeps nothing in its home: conversations live in the agent's chats/
 
-    def install(self, ctx: HarnessContext) -> Done:
-        return Done(detail="Link Harness installs nothing: it runs from its own wheel.")
-
-    def configure(self, ctx: HarnessContext) -> Done:
-        return Done(detail="Link Harness reads the agent's settings at each start: nothing to write.")
-
     def start(self, ctx: HarnessContext) -> Start:
         settings = ctx.settings
         if settings is None:
@@ -55,6 +51,8 @@ class LinkHarness(HarnessAdapter):
         return Start(argv=[sys.executable, "-m", "lnk_harness", "serve"])
 
     def health(self, ctx: HarnessContext) -> Health:
+        import httpx  # only health calls out: every other answer starts without it
+
         port = ctx.port or DEFAULT_PORT
         settings = ctx.settings
         headers = {wire.AGENT: settings.agent.name, wire.AGENT_ID: settings.agent.id} if settings else {}
