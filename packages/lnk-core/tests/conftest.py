@@ -1,5 +1,6 @@
-"""Puts the fixture plugins on PATH for every test: lnk-mini and its variants, lnk-broken, a memory
-engine and a channel. The lnk-sandbox double is on PATH only where a test puts it (see `sandbox`)."""
+"""Puts the fixture plugins on PATH for every test: lnk-mini and its variants (lnk-older, an adapter
+from before `describe`), lnk-broken, a memory engine and a channel. The lnk-sandbox double is on
+PATH only where a test puts it (see `sandbox`)."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ if TYPE_CHECKING:
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-def _wrap(folder: Path, name: str, script: str, extra: str = "") -> None:
+def _wrap(folder: Path, name: str, script: str, extra: str = "", first: str = "") -> None:
     path = folder / name
-    path.write_text(f'#!/bin/sh\n{extra}exec "{sys.executable}" "{FIXTURES / script}" "$@"\n')
+    path.write_text(f'#!/bin/sh\n{first}{extra}exec "{sys.executable}" "{FIXTURES / script}" "$@"\n')
     path.chmod(0o755)
 
 
@@ -31,7 +32,11 @@ def _bin() -> Path:
     _wrap(folder, "lnk-wide", "mini.py", "LNK_MINI_PORTS=3 ")
     _wrap(folder, "lnk-needy", "mini.py", "LNK_MINI_NEEDS=lan ")
     _wrap(folder, "lnk-silent", "mini.py", "LNK_MINI_NO_ENDPOINT=1 ")
-    _wrap(folder, "lnk-testmemory", "memory_engine.py")
+    _wrap(folder, "lnk-counted", "mini.py", "LNK_MINI_RECORD=1 ")
+    _wrap(folder, "lnk-plain", "mini.py", "LNK_MINI_NO_STEPS=1 LNK_MINI_RECORD=1 ")
+    # mini as it was before `describe`: an older adapter, to which it is an unknown command
+    _wrap(folder, "lnk-older", "mini.py", "LNK_MINI_RECORD=1 ", first='[ "$1" = describe ] && exit 2\n')
+    _wrap(folder, "lnk-testmemory", "memory_engine.py", "LNK_TESTMEMORY_RECORD=1 ")
     _wrap(folder, "lnk-testchan", "folder_channel.py")
     return folder
 

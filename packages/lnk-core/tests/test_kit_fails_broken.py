@@ -1,4 +1,5 @@
-"""A kit that can't fail proves nothing: lnk-broken answers its proof with the key itself."""
+"""A kit that can't fail proves nothing: lnk-broken answers its proof with the key itself, and its
+`describe` disagrees with its `ports`."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def test_kit_fails_the_broken_adapter_naming_the_rule() -> None:
     assert "conformance rule 'proof' broken" in done.stdout
     assert "the answer holds the endpoint key" in done.stdout
     assert "FAILED" in done.stdout and "TestHarness::test_proof" in done.stdout
+    assert "conformance rule 'harness-describe' broken" in done.stdout
+    assert "it says `ports` answers count=2" in done.stdout
 
 
 def test_kit_passes_mini_through_pyargs() -> None:

@@ -78,8 +78,11 @@ def test_the_tool_is_defined_again_only_when_something_changed(world: World) -> 
     agent.save()
     first = memory.define(agent, notes_writable=True)
     assert first is not None and len(_commands(world, "work")) == 1
+    asked = agent.folder.memory_state("testmemory") / "asked"
+    before = asked.read_text()
     assert memory.define(agent, notes_writable=True) == first
     assert len(_commands(world, "work")) == 1  # nothing changed: not asked again
+    assert asked.read_text() == before  # nor asked anything else (its release is its program's)
 
     memory.define(agent, notes_writable=False)  # the settings for it changed
     assert len(_commands(world, "work")) == 2

@@ -1,4 +1,9 @@
-"""A harness, driven only through its adapter's executable and the harness contract."""
+"""A harness, driven only through its adapter's executable and the harness contract.
+
+Before a start Link asks the adapter's `describe` once per release (`lnk.kept`): each
+question it answers there (ports, needs, channels, folders, endpoint, hosts) runs no process, and
+a command it doesn't answer takes its default unasked. The others are asked of their commands.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +11,33 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from link_plugin.answers import Answer, parse_answer
 from link_plugin.calls import PluginProgram
 from link_plugin.contract import Kind
-from link_plugin.errors import LinkError
+from link_plugin.errors import ExitCode, LinkError, PluginFailed
 from link_plugin.harness import (
     ENV_PORT,
     ENV_SETTINGS,
     Channels,
+    Description,
     Done,
     Endpoint,
     Folders,
     Health,
+    Hosts,
     Needs,
     Ports,
     Start,
+    ask_each,
 )
+from link_plugin.layout import Layout
+from lnk import kept
 from lnk.known import KNOWN, reserved
 from lnk.plugins import plugin_for
+
+A = TypeVar("A", bound=Answer)
 
 PASSED_ON = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "USER", "LOGNAME")
 """The only variables of lnk's own environment a harness or its adapter sees: never a key."""
@@ -66,24 +80,54 @@ class Harness:
             env[ENV_SETTINGS] = str(settings)
         return env
 
-    def ports(self, port: int) -> Ports:
-        return self.program.ask_as(Ports, Kind.HARNESS, "ports", env=self.env(port))
+    def description(self, layout: Layout, port: int) -> Description:
+        """What the adapter answers before a start, kept per its release and `port`. One that fails
+        this time is asked each question on its own, and `describe` again at the next start."""
+        try:
+            return kept.answer(layout, self.path, f"describe-{port}", Description, lambda: self._describe(port))
+        except LinkError:
+            return ask_each()
 
-    def needs(self, env: Mapping[str, str]) -> Needs:
-        return self.program.ask_as(Needs, Kind.HARNESS, "needs", env=env)
+    def _describe(self, port: int) -> Description:
+        """`describe`, or what an adapter that doesn't answer it (an older one) stands for; a failure
+        raises, so it isn't kept."""
+        asked = self.program.run("describe", env=self.env(port))
+        if asked.code in (ExitCode.NOT_ANSWERED, ExitCode.USAGE):
+            return ask_each()
+        if asked.code != ExitCode.ANSWERED:
+            raise PluginFailed(f"lnk-{self.name} describe failed (exit {asked.code}).")
+        return parse_answer(Description, asked.stdout, source=f"lnk-{self.name} describe")
 
-    def channels(self, env: Mapping[str, str]) -> list[str]:
-        return self.program.ask_as(Channels, Kind.HARNESS, "channels", env=env).channels
+    def _answer(self, model: type[A], name: str, env: Mapping[str, str], description: Description | None) -> A:
+        known = description.known(name) if description is not None else None
+        return known if isinstance(known, model) else self.program.ask_as(model, Kind.HARNESS, name, env=env)
 
-    def endpoint(self, port: int) -> Endpoint | None:
-        answer = self.program.ask(Kind.HARNESS, "endpoint", env=self.env(port))
+    def ports(self, port: int, description: Description | None = None) -> Ports:
+        return self._answer(Ports, "ports", self.env(port), description)
+
+    def needs(self, env: Mapping[str, str], description: Description | None = None) -> Needs:
+        return self._answer(Needs, "needs", env, description)
+
+    def channels(self, env: Mapping[str, str], description: Description | None = None) -> list[str]:
+        return self._answer(Channels, "channels", env, description).channels
+
+    def endpoint(self, port: int, description: Description | None = None) -> Endpoint | None:
+        known = description.known("endpoint") if description is not None else None
+        answer = known or self.program.ask(Kind.HARNESS, "endpoint", env=self.env(port))
         return answer if isinstance(answer, Endpoint) else None
 
-    def folders(self, port: int) -> list[str]:
-        return self.program.ask_as(Folders, Kind.HARNESS, "folders", env=self.env(port)).writes
+    def folders(self, port: int, description: Description | None = None) -> list[str]:
+        return self._answer(Folders, "folders", self.env(port), description).writes
 
-    def start(self, env: Mapping[str, str]) -> Start:
-        return self.program.ask_as(Start, Kind.HARNESS, "start", env=env)
+    def hosts(self, env: Mapping[str, str], description: Description | None = None) -> list[str]:
+        return self._answer(Hosts, "hosts", env, description).hosts
+
+    def answers(self, command: str, description: Description | None) -> bool:
+        """Whether the adapter answers `command` (an older one, not describing itself, may)."""
+        return description is None or command in description.answers
+
+    def start(self, env: Mapping[str, str], description: Description | None = None) -> Start:
+        return self._answer(Start, "start", env, description)
 
     def health(self, env: Mapping[str, str]) -> Health:
         return self.program.ask_as(Health, Kind.HARNESS, "health", env=env, timeout=10.0)

@@ -67,13 +67,13 @@ def _context(agent: Agent, notes_writable: bool) -> dict[str, str]:
 
 
 def _stamp(agent: Agent, engine: str, program: PluginProgram, context: dict[str, str]) -> str:
-    """What the tool is defined from: the agent's settings for it, the engine's release and program, lnk's."""
-    path = Path(program.path or program.executable)
+    """What the tool is defined from: the agent's settings for it, the engine's program, lnk's. The
+    program stands for the engine's release (a new release rewrites it), so no start asks the engine
+    which release it is."""
+    path = Path(program.path or program.executable).resolve()
     stat = path.stat()
-    contract = program.contract()
     seen = {
         "engine": engine,
-        "release": contract.release,
         "program": [str(path), stat.st_size, stat.st_mtime_ns],
         "lnk": __version__,
         "context": context,

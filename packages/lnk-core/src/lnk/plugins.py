@@ -11,9 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from link_plugin.calls import PluginProgram
-from link_plugin.contract import CONTRACT_VERSION, Kind
+from link_plugin.contract import CONTRACT_VERSION, Contract, Kind
 from link_plugin.discovery import Found, discover
 from link_plugin.errors import LinkError
+from link_plugin.layout import Layout
+from lnk import kept
 from lnk.install import ensure_plugin, find_plugin, plugin_path
 
 
@@ -78,7 +80,7 @@ def plugin_for(kind: Kind, name: str, own: Mapping[str, str]) -> str:
     path = find(executable)
     if path is None:
         raise LinkError(f"There is no {_WHAT[kind]} {name!r} (known: {known(kind, own)}).")
-    found = PluginProgram(path).contract().kind
+    found = kept.answer(Layout.from_env(), path, "contract", Contract, PluginProgram(path).contract).kind
     if found != kind:
         raise LinkError(f"{executable} is a {found.value} plugin, not a {_WHAT[kind]}.")
     return path

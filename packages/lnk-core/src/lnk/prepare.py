@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from link_plugin.channel import EndpointRef
-from link_plugin.contract import CONTRACT_VERSION, Kind
+from link_plugin.contract import CONTRACT_VERSION
 from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
 from link_plugin.harness import (
@@ -23,10 +23,10 @@ from link_plugin.harness import (
     ENV_TOOLS,
     AgentFolders,
     AgentRef,
+    Description,
     Done,
     Endpoint,
     HarnessSettings,
-    Hosts,
     ModelRef,
     Needs,
 )
@@ -139,11 +139,16 @@ def _writes(agent: Agent, names: list[str]) -> list[str]:
     return resolved
 
 
-def _step(agent: Agent, harness: Harness, command: str, env: dict[str, str], sandboxed: bool) -> Done:
-    """install or configure: in the sandbox, through a proxy reaching only the adapter's hosts."""
+def _step(
+    agent: Agent, harness: Harness, command: str, env: dict[str, str], sandboxed: bool, description: Description
+) -> Done:
+    """install or configure: in the sandbox, through a proxy reaching only the adapter's hosts.
+    An adapter that doesn't answer it (its description says so) has nothing to do there."""
+    if not harness.answers(command, description):
+        return Done()
     if not sandboxed:
         return harness.step(command, env)
-    hosts = harness.program.ask_as(Hosts, Kind.HARNESS, "hosts", env=env).hosts
+    hosts = harness.hosts(env, description)
     request = SandboxRequest(
         agent=agent.name,
         mode="setup",
@@ -160,8 +165,12 @@ def _step(agent: Agent, harness: Harness, command: str, env: dict[str, str], san
     return done
 
 
-def _install_once(agent: Agent, harness: Harness, env: dict[str, str], sandboxed: bool, say: Say) -> None:
+def _install_once(
+    agent: Agent, harness: Harness, env: dict[str, str], sandboxed: bool, description: Description, say: Say
+) -> None:
     """install runs for a new home and for a new adapter program (a new release rewrites it)."""
+    if not harness.answers("install", description):
+        return
     path = Path(harness.path)
     stat = path.stat()
     installed = json.dumps([str(path), stat.st_size, stat.st_mtime_ns])
@@ -169,7 +178,7 @@ def _install_once(agent: Agent, harness: Harness, env: dict[str, str], sandboxed
     if marker.exists() and marker.read_text() == installed:
         return
     say(f"Installing {harness.name} for {agent.name} (once per release)...")
-    _step(agent, harness, "install", env, sandboxed)
+    _step(agent, harness, "install", env, sandboxed, description)
     write_atomic(marker, installed, mode=0o644)
 
 
@@ -206,7 +215,9 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         raise _forbidden("Start it without --no-sandbox.")
     harness = harness_of(agent, options.harness)
     model = choose_model(agent, options.model)
-    ports_answer = harness.ports(agent.port)
+    asked = agent.port
+    description = harness.description(agent.layout, asked)
+    ports_answer = harness.ports(asked, description)
     others = [other.settings.ports for other in all_agents(agent.layout) if other.id != agent.id]
     block = choose_block(agent.name, ports_answer.count + 1, ports_answer.default, agent.settings.ports, others)
     agent = agent.with_settings(harness=harness.name, model=model, ports=block)
@@ -214,14 +225,16 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
     check_free(agent.name, block)
     agent.folder.create()
     harness_ports, gateway_port = block[: ports_answer.count], block[-1]
+    if block[0] != asked:  # where a first start (or a move) put the block: the endpoint is there
+        description = harness.description(agent.layout, block[0])
     entries = {name: ChannelEntry.of(agent, name) for name in agent.settings.channels}
 
     question = harness.env(block[0], harness_settings(agent, harness, model=model_ref(agent, model, True, "")))
     with ThreadPoolExecutor(max_workers=4) as pool:
-        needs_f = pool.submit(harness.needs, question)
-        endpoint_f = pool.submit(harness.endpoint, block[0])
-        channels_f = pool.submit(harness.channels, question)
-        folders_f = pool.submit(harness.folders, block[0])
+        needs_f = pool.submit(harness.needs, question, description)
+        endpoint_f = pool.submit(harness.endpoint, block[0], description)
+        channels_f = pool.submit(harness.channels, question, description)
+        folders_f = pool.submit(harness.folders, block[0], description)
     endpoint: Endpoint | None = endpoint_f.result()
 
     sandboxed, decision = _sandboxing(agent, harness, needs_f.result(), options, say)
@@ -261,11 +274,11 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         )
 
     env = harness.env(block[0], write(None))
-    _install_once(agent, harness, env, sandboxed, say)
-    _step(agent, harness, "configure", env, sandboxed)
+    _install_once(agent, harness, env, sandboxed, description, say)
+    _step(agent, harness, "configure", env, sandboxed, description)
     key = new_endpoint_key()
     env = harness.env(block[0], write(key))
-    start = harness.start(env)
+    start = harness.start(env, description)
     run_env = {**start.env, **env, ENV_TOOLS: json.dumps(urls)}
     if memory_tool is not None:
         run_env[ENV_MEMORY] = urls[memory_tool.name]

@@ -297,7 +297,8 @@ def chat(
 
 
 def _needs_of(found: Agent, harness: Harness) -> Needs:
-    return harness.needs(harness.env(found.port, harness_settings(found, harness)))
+    described = harness.description(found.layout, found.port)
+    return harness.needs(harness.env(found.port, harness_settings(found, harness)), described)
 
 
 @app.command()
@@ -325,8 +326,9 @@ def use(
     for need, why in wider:
         say(f"[yellow]{new.name} needs {need} beyond {current}: {why}[/yellow]")
     port = found.port
-    spoken = set(new.channels(new.env(port, harness_settings(found, new))))
-    carried = new.endpoint(port) is not None
+    described = new.description(found.layout, port)
+    spoken = set(new.channels(new.env(port, harness_settings(found, new)), described))
+    carried = new.endpoint(port, described) is not None
     silent = [ch for ch in found.settings.channels if not carried and ch not in spoken]
     if silent:
         say(

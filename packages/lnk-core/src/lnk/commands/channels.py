@@ -28,8 +28,9 @@ def connect(
     program = channels.channel_program(channel)
     harness = harness_of(found)
     port = found.port
-    spoken = harness.channels(harness.env(port, harness_settings(found, harness)))
-    if harness.endpoint(port) is None and channel not in spoken:
+    described = harness.description(found.layout, port)
+    spoken = harness.channels(harness.env(port, harness_settings(found, harness)), described)
+    if harness.endpoint(port, described) is None and channel not in spoken:
         raise LinkError(
             f"{name}'s harness ({harness.name}) can't speak {channel} (it speaks: {', '.join(spoken) or 'none'}).",
             f"`lnk agent use link {name}` switches to Link Harness, which speaks every channel Link carries.",
