@@ -17,8 +17,22 @@ from link_conformance.serving import Served
 BIG = 100 * 1024
 
 
+class Gate:
+    """An MCP server's app that answers nothing until opened: a tool server still starting."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.opened = threading.Event()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            await asyncio.to_thread(self.opened.wait, 60)
+        await self.app(scope, receive, send)
+
+
 class ToolServers:
-    """memory (search, remember), slow (wait: held until released), big (dump: 100 KiB), meta (whoami)."""
+    """memory (search, remember), slow (wait: held until released), big (dump: 100 KiB), meta (whoami),
+    late (hello: answers nothing, its listing included, until `late.opened` is set)."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
@@ -54,13 +68,21 @@ class ToolServers:
                 self.metas.append(dict(meta))
             return "you are a test"
 
-        def server(name: str, *functions: tuple[Callable[..., Any], str]) -> Served:
+        def hello() -> str:
+            record("hello", {})
+            return "hello from a late server"
+
+        def app(name: str, *functions: tuple[Callable[..., Any], str]) -> Any:
             tools = [Tool.from_function(fn, name=fn.__name__, description=doc) for fn, doc in functions]
             security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-            app = MCPServer(name, tools=tools, log_level="WARNING").streamable_http_app(
+            return MCPServer(name, tools=tools, log_level="WARNING").streamable_http_app(
                 transport_security=security, stateless_http=True
             )
-            return Served(app)
+
+        def server(name: str, *functions: tuple[Callable[..., Any], str]) -> Served:
+            return Served(app(name, *functions))
+
+        self.late = Gate(app("late", (hello, "Say hello.")))
 
         self._served = {
             "memory": server(
@@ -71,6 +93,7 @@ class ToolServers:
             "slow": server("slow", (wait, "Wait until released.")),
             "big": server("big", (dump, "Dump a lot of text.")),
             "meta": server("meta", (whoami, "Say who calls.")),
+            "late": Served(self.late),
         }
 
     def address(self, name: str) -> str:
@@ -91,5 +114,6 @@ class ToolServers:
 
     def __exit__(self, *exc: object) -> None:
         self.release.set()
+        self.late.opened.set()
         for served in self._served.values():
             served.stop()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conftest import MAIN
 from helpers import Harness, say, settings_for
+from listing import tools_listed
 from mcp_tools import ToolServers
 from proxy import KeyAddingProxy
 
@@ -27,12 +28,13 @@ def test_anthropic_messages_with_a_tool_round_trip(
         tools={"memory": servers.address("memory")},
     )
     (Path(settings.folders.home) / "instructions" / "who.md").write_text("You are terse.")
-    provider.script(
-        Reply(text="Looking.", tool_calls=[ToolCall("search", {"query": "lease"})], chunks=2),
-        Reply(text="It ends in March.", chunks=3),
-    )
-    before = len(provider.requests)
     with Harness([settings]) as harness:
+        tools_listed(harness, provider)
+        provider.script(
+            Reply(text="Looking.", tool_calls=[ToolCall("search", {"query": "lease"})], chunks=2),
+            Reply(text="It ends in March.", chunks=3),
+        )
+        before = len(provider.requests)
         assert say(harness, "when does the lease end?", "telegram:9") == (200, "Looking.\n\nIt ends in March.")
     first, second = provider.requests[before:]
     assert first.path == "/v1/messages"

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from conftest import MAIN
 from helpers import Harness, ask, crafted, events, kinds, send, settings_for, wait_until
+from listing import tools_listed
 from mcp_tools import ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
@@ -86,12 +87,13 @@ def test_kill_mid_tool_call_answers_it_not_made_again(
     tmp_path: Path, provider: StandInProvider, servers: ToolServers
 ) -> None:
     servers.release.clear()
+    settings = settings_for(tmp_path, MAIN, provider.url, tools={"slow": servers.address("slow")})
+    harness = Harness([settings]).start()
+    tools_listed(harness, provider)
     provider.script(
         Reply(text="Let me wait.", tool_calls=[ToolCall("wait", {"text": "for the build"})]),
         Reply(text="The wait was interrupted; I did not start it again."),
     )
-    settings = settings_for(tmp_path, MAIN, provider.url, tools={"slow": servers.address("slow")})
-    harness = Harness([settings]).start()
     before = len(provider.requests)
     calls_before = len(servers.called("wait"))
     try:

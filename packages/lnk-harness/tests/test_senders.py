@@ -9,6 +9,7 @@ import httpx
 import pytest
 from conftest import MAIN
 from helpers import Harness, ask, events, say, settings_for, transcript
+from listing import tools_listed
 from mcp_tools import ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
@@ -21,6 +22,7 @@ def harness(
 ) -> Iterator[Harness]:
     settings = settings_for(tmp_path_factory.mktemp("senders"), MAIN, provider.url, hops=2)
     with Harness([settings], env={"LNK_MEMORY": servers.address("memory")}) as harness:
+        tools_listed(harness, provider)
         yield harness
 
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import MAIN
 from helpers import Harness, ask, events, say, settings_for, transcript
+from listing import tools_listed
 from mcp_tools import BIG, ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
+from lnk_harness.model import to_anthropic
 from lnk_harness.tools import ANSWER_MAX, META_TOOLS
 
 
@@ -24,6 +26,7 @@ def harness(
     settings = settings_for(tmp_path_factory.mktemp("tools"), MAIN, provider.url, tools=tools)
     env = {"LNK_MEMORY": servers.address("memory"), "LNK_TOOLS": json.dumps({"slow": servers.address("slow")})}
     with Harness([settings], env=env) as harness:
+        tools_listed(harness, provider)
         yield harness
 
 
@@ -80,6 +83,7 @@ def test_narrowing_is_kept_beside_the_events_and_only_intersects(harness: Harnes
     assert json.loads((folder / "tools.json").read_text()) == {"tools": ["big"]}
     assert not any("tools" in json.dumps(e.get("took", "")) for e in events(folder))
     harness.restart()
+    tools_listed(harness, provider)
     asyncio.run(ask(harness.client(), "after a restart", "kit:sub"))
     assert set(offered(provider)) == {"dump"}, "nothing widens it again, a restart included"
 
@@ -110,3 +114,43 @@ def test_a_tool_that_doesnt_answer_costs_its_tools_not_the_answer(tmp_path: Path
     with Harness([settings]) as harness:
         assert say(harness, "hello", "kit:down") == (200, "still here")
         assert "tools" not in provider.requests[-1].json
+
+
+def test_the_first_turn_doesnt_wait_for_a_tool_still_starting(
+    tmp_path: Path, provider: StandInProvider, servers: ToolServers
+) -> None:
+    """Its tools come at a later turn, once listed; the answer never waits for them."""
+    servers.late.opened.clear()
+    settings = settings_for(tmp_path, MAIN, provider.url, tools={"late": servers.address("late")})
+    with Harness([settings]) as harness:
+        provider.script(Reply(text="right away"))
+        assert say(harness, "hello", "kit:first") == (200, "right away")
+        assert "tools" not in provider.requests[-1].json  # its listing is held: the model was asked without it
+        assert say(harness, "and now?", "kit:first") == (200, "ok")
+        assert "tools" not in provider.requests[-1].json  # still held: still no wait
+        servers.late.opened.set()
+        tools_listed(harness, provider)
+        provider.script(Reply(tool_calls=[ToolCall("hello", {})]), Reply(text="it said hello"))
+        assert say(harness, "say hello", "kit:first") == (200, "it said hello")
+        assert servers.called("hello") == [{}]  # offered once listed, and the call made
+
+
+def test_without_tools_anthropic_is_told_earlier_calls_as_text() -> None:
+    """Anthropic refuses tool blocks in a request defining no tools (none listed yet after a start)."""
+    messages = [
+        {"role": "user", "content": "when does the lease end?"},
+        {"role": "assistant", "content": "", "tool_calls": [_call("c1", "search", '{"query": "lease"}')]},
+        {"role": "tool", "tool_call_id": "c1", "content": "March"},
+        {"role": "assistant", "content": "In March."},
+        {"role": "user", "content": "thanks"},
+    ]
+    with_tools = json.dumps(to_anthropic(messages))
+    assert '"tool_use"' in with_tools and '"tool_result"' in with_tools
+    told = to_anthropic(messages, with_tools=False)
+    assert "tool_use" not in json.dumps(told) and "tool_result" not in json.dumps(told)
+    assert told[1]["content"] == [{"type": "text", "text": '[called search with {"query": "lease"}]'}]
+    assert told[2]["content"][0] == {"type": "text", "text": "[search answered: March]"}
+
+
+def _call(call_id: str, name: str, arguments: str) -> dict[str, object]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}

@@ -151,7 +151,7 @@ def _anthropic_request(
         "max_tokens": MAX_TOKENS,
         "stream": True,
         "system": system,
-        "messages": to_anthropic(messages),
+        "messages": to_anthropic(messages, with_tools=bool(tools)),
     }
     if tools:
         body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.schema} for t in tools]
@@ -166,22 +166,33 @@ def _input_of(arguments: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-def to_anthropic(messages: list[Message]) -> list[Message]:
-    """OpenAI-shaped messages as Anthropic's: blocks, tool results in the user's turn, roles alternating."""
+def to_anthropic(messages: list[Message], with_tools: bool = True) -> list[Message]:
+    """OpenAI-shaped messages as Anthropic's: blocks, tool results in the user's turn, roles alternating.
+
+    Anthropic refuses tool_use and tool_result blocks in a request that defines no tools, so a step
+    without tools (none listed yet, or none that answer) tells the calls made before as text.
+    """
     out: list[Message] = []
+    names: dict[str, str] = {}
     for message in messages:
         role = message["role"]
         blocks: list[dict[str, Any]] = []
         if role == "tool":
             role = "user"
-            blocks.append(
-                {"type": "tool_result", "tool_use_id": message["tool_call_id"], "content": message["content"]}
-            )
+            call_id, content = message["tool_call_id"], message["content"]
+            if with_tools:
+                blocks.append({"type": "tool_result", "tool_use_id": call_id, "content": content})
+            else:
+                blocks.append({"type": "text", "text": f"[{names.get(call_id, 'the tool')} answered: {content}]"})
         else:
             if message.get("content"):
                 blocks.append({"type": "text", "text": message["content"]})
             for call in message.get("tool_calls") or []:
                 function = call["function"]
+                names[call["id"]] = function["name"]
+                if not with_tools:
+                    blocks.append({"type": "text", "text": f"[called {function['name']} with {function['arguments']}]"})
+                    continue
                 blocks.append(
                     {
                         "type": "tool_use",

@@ -220,12 +220,9 @@ class Harness:
     def app(self) -> CappedBodies:
         @asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            warming = [asyncio.create_task(agent.turns.toolbox.warm()) for agent in self.agents]
             for agent in self.agents:
                 agent.turns.recover()
             yield
-            for task in warming:
-                task.cancel()
             await asyncio.gather(*(agent.turns.close() for agent in self.agents))
             await self.http.aclose()
 

@@ -3,6 +3,14 @@
 Each server's tools reach the model as the server describes them (name, description, input
 schema), untranslated. A tool's answer is kept up to 32 KiB and cut with a note past that.
 `remember` (memory's only write) is offered only in the owner's own conversations.
+
+Servers are listed when a turn first needs them, never before: a harness that answered nothing
+yet holds no MCP client (about 1 s and 26 MiB). A step waits at most `FIRST_WAIT` for a server it
+never listed (the memory tool may still be starting), and not at all while the MCP client is
+still loading (the first turn after a start: no listing can be back before it has loaded); it
+then goes to the model without that server's tools, which come at the next step or turn, as soon
+as the listing is back. A listing older than `LISTING_TTL` is used while it is asked again, so no
+later step waits for one.
 """
 
 from __future__ import annotations
@@ -29,10 +37,23 @@ OWNER_ONLY = frozenset({"remember"})
 META_TOOLS = "link.local/tools"
 """The `_meta` key telling a tool which tools the conversation calling it has."""
 LISTING_TTL = 300.0
-"""Seconds a server's tool listing is used before it is asked again."""
+"""Seconds after which a server's tool listing is asked again (it is used meanwhile)."""
+FIRST_WAIT = 0.5
+"""Seconds a step waits for a server never listed before it goes to the model without its tools."""
 CALL_TIMEOUT = 300.0
 LIST_TIMEOUT = 10.0
 MAX_PAGES = 20
+
+
+_client_loaded = False
+"""Whether this process has loaded the MCP client: once, when a turn first needs a tool."""
+
+
+async def _load_client() -> None:
+    global _client_loaded
+    if not _client_loaded:
+        await asyncio.to_thread(importlib.import_module, "mcp")  # off the event loop: it loads slowly
+        _client_loaded = True
 
 
 @dataclass(frozen=True)
@@ -84,23 +105,29 @@ class Toolbox:
     _listings: dict[str, tuple[float, list[ToolSpec]]] = field(default_factory=dict)
     _asking: dict[str, asyncio.Task[list[ToolSpec]]] = field(default_factory=dict)
 
-    async def warm(self) -> None:
-        """List every server before the first message needs them."""
-        if self.addresses:
-            await asyncio.to_thread(importlib.import_module, "mcp")  # off the event loop: it loads slowly
-            await asyncio.gather(*(self._list(server) for server in self.addresses))
-
-    async def _list(self, server: str) -> list[ToolSpec]:
-        kept = self._listings.get(server)
-        if kept is not None and time.monotonic() - kept[0] < self.ttl:
-            return kept[1]
+    def _listing(self, server: str) -> asyncio.Task[list[ToolSpec]]:
+        """The server's listing being asked: one at a time per server, turns arriving together share it."""
         if server not in self._asking:
-            # One listing at a time per server: turns arriving together share it.
             self._asking[server] = asyncio.create_task(self._ask_listing(server))
             self._asking[server].add_done_callback(lambda _: self._asking.pop(server, None))
-        return await asyncio.shield(self._asking[server])
+        return self._asking[server]
+
+    async def _lists(self, servers: list[str], wait: float) -> list[list[ToolSpec]]:
+        """Each server's tools: as listed (asked again in the background when old), or, for one never
+        listed, as its listing gives within `wait` seconds; nothing for one that didn't."""
+        pending: list[asyncio.Task[list[ToolSpec]]] = []
+        for server in servers:
+            kept = self._listings.get(server)
+            if kept is None or time.monotonic() - kept[0] >= self.ttl:
+                asking = self._listing(server)
+                if kept is None:
+                    pending.append(asking)
+        if pending and _client_loaded:
+            await asyncio.wait(pending, timeout=wait)
+        return [self._listings.get(server, (0.0, []))[1] for server in servers]
 
     async def _ask_listing(self, server: str) -> list[ToolSpec]:
+        await _load_client()
         from mcp import Client
 
         specs: list[ToolSpec] = []
@@ -126,10 +153,10 @@ class Toolbox:
     def servers(self, narrowed: frozenset[str] | None) -> list[str]:
         return [name for name in self.addresses if narrowed is None or name in narrowed]
 
-    async def offered(self, narrowed: frozenset[str] | None, owner: bool) -> list[ToolSpec]:
-        """The tools a conversation has: its servers' (all, or those it was narrowed to)."""
-        servers = self.servers(narrowed)
-        listings = await asyncio.gather(*(self._list(server) for server in servers))
+    async def offered(self, narrowed: frozenset[str] | None, owner: bool, wait: float = FIRST_WAIT) -> list[ToolSpec]:
+        """The tools a conversation has now: its servers' (all, or those it was narrowed to) that are
+        listed, or whose first listing comes within `wait` seconds."""
+        listings = await self._lists(self.servers(narrowed), wait)
         offered: dict[str, ToolSpec] = {}
         for specs in listings:
             for spec in specs:
