@@ -21,7 +21,7 @@ def test_a_harness_killed_mid_answer_comes_back_and_the_answer_arrives_once(
     machine: Machine, owner: Phone, model: Model
 ) -> None:
     before = machine.status(AGENT)["process"]
-    harness = next(p for p in processes.descendants(before["pid"]) if p.argv[-2:] == ["lnk_harness", "serve"])
+    harness = next(p for p in processes.descendants(before["pid"]) if p.argv[-2:] == ["-m", "lnk_harness.serve"])
     shown, answers = len(owner.messages()), len(model.answers)
     model.slow.set()
     model.expect(2)  # the answer the kill cuts short, then the same turn finished after the restart

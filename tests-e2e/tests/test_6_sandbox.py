@@ -53,7 +53,7 @@ def test_the_key_is_added_by_the_proxy_and_held_by_nothing_the_agent_runs(
     supervisor = next(p.parent for p in processes.running() if p.pid == runner)
     sandboxes = [p for p in processes.descendants(supervisor) if Path(p.argv[0]).name == "bwrap"]
     inside = [p for sandbox in sandboxes for p in processes.descendants(sandbox.pid)]
-    assert any(p.argv[-2:] == ["lnk_harness", "serve"] for p in inside)
+    assert any(p.argv[-2:] == ["-m", "lnk_harness.serve"] for p in inside)
     holding = [p.command for p in inside if p.mentions(model_key)]
     assert not holding, f"processes in the agent's sandboxes hold the model key: {holding}"
     files = [p for p in machine.folder(AGENT).rglob("*") if p.is_file() and not p.is_symlink()]

@@ -6,7 +6,6 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
 from conftest import MAIN
 from helpers import Harness, settings_for, write_settings
 
@@ -14,7 +13,7 @@ from link_conformance.provider import StandInProvider
 from link_plugin import harness as contract
 from link_plugin.calls import PluginProgram
 from link_plugin.contract import Kind
-from link_plugin.errors import ExitCode, LinkError
+from link_plugin.errors import ExitCode
 
 PROGRAM = PluginProgram("lnk-harness")
 
@@ -44,7 +43,7 @@ def test_what_it_needs_speaks_writes_and_reaches() -> None:
 def test_one_answer_before_a_start() -> None:
     described = ask("describe", {"LNK_PORT": "20000"})
     assert isinstance(described, contract.Description)
-    assert set(described.answers) == {*contract.DESCRIBED, "start", "health"}
+    assert set(described.answers) == {*contract.DESCRIBED, "health"}
     for name in contract.DESCRIBED:
         assert described.known(name) == ask(name, {"LNK_PORT": "20000"}), name
     assert described.known("configure") == contract.Done()
@@ -62,7 +61,7 @@ def test_start_and_health(tmp_path: Path, provider: StandInProvider) -> None:
         env = {"LNK_PORT": str(running.port), "LNK_SETTINGS": str(write_settings(settings))}
         start = ask("start", env)
         assert isinstance(start, contract.Start)
-        assert start.argv[1:] == ["-m", "lnk_harness", "serve"] and os.path.exists(start.argv[0])
+        assert start.argv[1:] == ["-m", "lnk_harness.serve"] and os.path.exists(start.argv[0])
         health = ask("health", env)
         assert isinstance(health, contract.Health) and health.ok is True
     health = ask("health", env)
@@ -70,12 +69,14 @@ def test_start_and_health(tmp_path: Path, provider: StandInProvider) -> None:
     assert str(running.port) in health.detail
 
 
-def test_start_refuses_an_agent_with_no_model(tmp_path: Path, provider: StandInProvider) -> None:
+def test_what_start_runs_refuses_an_agent_with_no_model(tmp_path: Path, provider: StandInProvider) -> None:
     settings = settings_for(tmp_path, MAIN, provider.url)
     settings.model = None
-    env = {"LNK_SETTINGS": str(write_settings(settings))}
-    with pytest.raises(LinkError, match="names no model"):
-        PROGRAM.ask(Kind.HARNESS, "start", env=env)
+    env = {**os.environ, "LNK_SETTINGS": str(write_settings(settings))}
+    start = ask("start", env)
+    assert isinstance(start, contract.Start)
+    done = subprocess.run(start.argv, env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "names no model" in done.stderr
 
 
 def test_serve_says_what_is_missing() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from link_plugin import LinkError, wire
+from link_plugin import wire
 from link_plugin.harness import Channels, Endpoint, Folders, Health, Hosts, Needs, Ports, Start, State
 from link_plugin.plugin import HarnessAdapter, HarnessContext
 from lnk_harness import __version__
@@ -41,14 +41,9 @@ class LinkHarness(HarnessAdapter):
         return State(paths=[])  # it keeps nothing in its home: conversations live in the agent's chats/
 
     def start(self, ctx: HarnessContext) -> Start:
-        settings = ctx.settings
-        if settings is None:
-            raise LinkError("LNK_SETTINGS names no settings file", "Link hands it to `start`; run the agent with lnk.")
-        if settings.model is None:
-            raise LinkError(f"the agent {settings.agent.name} names no model", "Give it one: lnk agent model <name>.")
-        if not settings.endpoint_key:
-            raise LinkError("the settings hold no endpoint_key", "Link makes the endpoint's key at each start.")
-        return Start(argv=[sys.executable, "-m", "lnk_harness", "serve"])
+        # The same for every agent, so `describe` carries it: the endpoint reads and checks the
+        # agent's settings itself, and refuses to run without a model or a key.
+        return Start(argv=[sys.executable, "-m", "lnk_harness.serve"])
 
     def health(self, ctx: HarnessContext) -> Health:
         import httpx  # only health calls out: every other answer starts without it
