@@ -1,55 +1,23 @@
-"""The `lnk` command."""
+"""The `lnk` command.
+
+`lnk --version` is answered here, before any command-line machinery loads (scripts and
+installers ask it). Every other command goes to the typer app of `lnk.commands.root`, whose
+groups and commands are each imported when they run: `lnk agent chat` imports only what
+chatting needs.
+"""
 
 from __future__ import annotations
 
 import sys
 
-import typer
-from rich.console import Console
-
 from link_plugin.errors import LinkError
+from link_plugin.lean import skip_httpx_cli
 from lnk import __version__
-from lnk.commands import agent, channels, keys, memory, model, sandbox
-from lnk.plugins import plugins_command
-from lnk.upgrade import upgrade_command
-
-app = typer.Typer(
-    name="lnk",
-    help="Personal AI agents on your own machine, answering you where you already chat.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"lnk {__version__}")
-        raise typer.Exit()
+def version_line() -> str:
+    return f"lnk {__version__}"
 
-
-@app.callback()
-def root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print lnk's version and exit."
-    ),
-) -> None:
-    """lnk: personal AI agents on your own machine."""
-
-
-app.command("plugins")(plugins_command)
-app.command("upgrade")(upgrade_command)
-agent.app.add_typer(keys.app, name="keys")
-agent.app.add_typer(memory.app, name="memory")
-agent.app.command()(channels.connect)
-agent.app.command()(channels.disconnect)
-agent.app.command()(sandbox.allow)
-agent.app.command()(sandbox.deny)
-agent.app.command()(sandbox.permissions)
-agent.app.add_typer(sandbox.harness_app, name="harness", hidden=True)
-app.add_typer(agent.app, name="agent")
-app.add_typer(sandbox.app, name="sandbox")
-app.add_typer(model.app, name="model")
 
 AGENT_COMMANDS = frozenset(
     {
@@ -79,21 +47,26 @@ AGENT_COMMANDS = frozenset(
 
 def _harness_verb(argv: list[str]) -> list[str]:
     """`lnk agent <harness> <verb> ...` reads as `lnk agent harness <verb> <harness> ...`."""
-    if (
-        len(argv) >= 3
-        and argv[0] == "agent"
-        and argv[1] not in AGENT_COMMANDS
-        and not argv[1].startswith("-")
-        and argv[2] in sandbox.HARNESS_VERBS
-    ):
-        return ["agent", "harness", argv[2], argv[1], *argv[3:]]
+    if len(argv) >= 3 and argv[0] == "agent" and argv[1] not in AGENT_COMMANDS and not argv[1].startswith("-"):
+        from lnk.commands.sandbox import HARNESS_VERBS
+
+        if argv[2] in HARNESS_VERBS:
+            return ["agent", "harness", argv[2], argv[1], *argv[3:]]
     return argv
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--version"]:
+        print(version_line())
+        return
+    skip_httpx_cli()  # status and model serve talk HTTP; none runs httpx's own command line
+    from lnk.commands.root import app
+
     try:
         app(args=_harness_verb(sys.argv[1:]), prog_name="lnk")
     except LinkError as exc:
+        from rich.console import Console
+
         console = Console(stderr=True, highlight=False)
         console.print(f"[red]{exc.message}[/red]", markup=True)
         if exc.hint:

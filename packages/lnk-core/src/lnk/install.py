@@ -23,16 +23,19 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-from packaging.version import Version
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn
+from typing import TYPE_CHECKING
 
 from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
-from lnk.release import Distribution, Manifest, ReleaseIndex
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+    from rich.console import Console
+
+    from lnk.release import Distribution, Manifest, ReleaseIndex
+
+# Finding an installed plugin is every start's; installing one is rare: what only installing uses
+# (the release index, signatures, packaging, a progress bar) is imported where it installs.
 
 PLUGINS: dict[str, str] = {
     "link-harness": "lnk-harness",
@@ -76,6 +79,8 @@ def find_plugin(executable: str, env: Mapping[str, str] | None = None) -> Path |
 
 
 def installed_version(name: str) -> Version | None:
+    from packaging.version import Version
+
     try:
         return Version(importlib.metadata.version(name))
     except importlib.metadata.PackageNotFoundError:
@@ -84,6 +89,9 @@ def installed_version(name: str) -> Version | None:
 
 def with_dependencies(manifest: Manifest, names: list[str]) -> list[Distribution]:
     """The named distributions and those of Link's own they need that aren't installed well enough."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
     chosen: dict[str, Distribution] = {}
     pending = list(names)
     while pending:
@@ -118,6 +126,8 @@ def one_installer(env: Mapping[str, str] | None = None) -> Iterator[None]:
 
 def install(index: ReleaseIndex, manifest: Manifest, names: list[str], console: Console) -> list[Distribution]:
     """Check and install the named distributions (with Link's own they need) into lnk's environment."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn
+
     if importlib.util.find_spec("pip") is None:
         raise InstallError(
             f"lnk's environment ({sys.prefix}) has no pip, so lnk can't install plugins into it.",
@@ -160,6 +170,10 @@ def ensure_plugin(executable: str, env: Mapping[str, str] | None = None, console
     """The path of `executable` (e.g. lnk-telegram), installed from Link's release first if it isn't there."""
     if found := find_plugin(executable, env):
         return found
+    from rich.console import Console
+
+    from lnk.release import ReleaseIndex
+
     console = console or Console(stderr=True)
     with one_installer(env):
         if found := find_plugin(executable, env):

@@ -1,17 +1,12 @@
-"""The plugins: `lnk plugins` lists those on PATH; `require` is how lnk gets one it needs."""
+"""The plugins lnk finds (`lnk plugins` lists them), and `require`, how lnk gets one it needs."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 
-import typer
-from rich.console import Console
-from rich.table import Table
-
 from link_plugin.calls import PluginProgram
-from link_plugin.contract import CONTRACT_VERSION, Contract, Kind
+from link_plugin.contract import Contract, Kind
 from link_plugin.discovery import Found, discover
 from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
@@ -22,28 +17,6 @@ from lnk.install import ensure_plugin, find_plugin, plugin_path
 def found_plugins() -> list[Found]:
     """Every lnk-* plugin lnk can run: on PATH, or installed into lnk's own environment."""
     return discover({**os.environ, "PATH": plugin_path()})
-
-
-def plugins_command(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-) -> None:
-    """List the plugins on PATH. A broken one is listed with its error."""
-    found = sorted(found_plugins(), key=lambda f: f.executable)
-    if as_json:
-        typer.echo(json.dumps([f.model_dump(mode="json") for f in found], indent=2))
-        return
-    console = Console()
-    if not found:
-        console.print("No lnk-* plugins on PATH.")
-        return
-    table = Table("plugin", "kind", "contract", "release", "path")
-    for f in found:
-        if f.error:
-            table.add_row(f.executable, "[red]broken[/red]", "", "", f"{f.path}\n[red]{f.error}[/red]")
-            continue
-        newer = f" (newer than lnk's {CONTRACT_VERSION})" if (f.version or 0) > CONTRACT_VERSION else ""
-        table.add_row(f.executable, f.kind.value if f.kind else "", f"{f.version}{newer}", f.release or "", f.path)
-    console.print(table)
 
 
 def find(executable: str) -> str | None:

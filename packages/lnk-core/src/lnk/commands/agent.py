@@ -2,37 +2,45 @@
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.prompt import Prompt
-from rich.table import Table
 
 from link_plugin.errors import LinkError
-from link_plugin.harness import Needs
-from link_plugin.providers import PROVIDERS
-from lnk import control
 from lnk.agents import DEFAULT_AGENT, Agent, load_or_create
-from lnk.chat import Chat
 from lnk.commands.common import AgentArg, JsonOpt, YesOpt, agent, confirm, emit, err, layout, out, say, terminal
-from lnk.harnesses import Harness
-from lnk.known import DEFAULT_HARNESS
-from lnk.models import default_model
-from lnk.prepare import StartOptions, harness_of, harness_settings, prepare
-from lnk.runstate import PARTS, read_spec, write_spec
-from lnk.sandboxing import ask_needs
-from lnk.services import running, service_mode, start_services, stop_services
-from lnk.status import details, summary
-from lnk.tooldefs import remove_tool
+from lnk.commands.lazy import Lazy, lazy_group
+from lnk.runstate import PARTS, read_spec
+from lnk.services import running, stop_services
 
-app = typer.Typer(help="Your agents: start them, talk to them, see how they are.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from link_plugin.harness import Needs
+    from lnk.harnesses import Harness
+    from lnk.prepare import StartOptions
+
+# What each command needs beyond these is imported where it runs: `chat` never pays for `start`'s.
+app = typer.Typer(
+    help="Your agents: start them, talk to them, see how they are.",
+    no_args_is_help=True,
+    cls=lazy_group(
+        {
+            "connect": Lazy("lnk.commands.channels:connect"),
+            "disconnect": Lazy("lnk.commands.channels:disconnect"),
+            "allow": Lazy("lnk.commands.sandbox:allow"),
+            "deny": Lazy("lnk.commands.sandbox:deny"),
+            "permissions": Lazy("lnk.commands.sandbox:permissions"),
+            "keys": Lazy("lnk.commands.keys:app"),
+            "memory": Lazy("lnk.commands.memory:app"),
+            "harness": Lazy("lnk.commands.sandbox:harness_app", hidden=True),
+        }
+    ),
+)
 
 ModelOpt = Annotated[
     str | None,
@@ -53,6 +61,10 @@ UnsandboxedOpt = Annotated[
 
 def _ask_for_key(agent: Agent) -> None:
     """A newcomer's first start: ask for a model key in the terminal rather than fail."""
+    from rich.prompt import Prompt
+
+    from link_plugin.providers import PROVIDERS
+
     say(f"{agent.name} needs a model. lnk keeps its key where only the proxy reads it, never the harness.")
     provider = Prompt.ask("Provider", choices=list(PROVIDERS), default="anthropic", console=err)
     key = Prompt.ask(f"Your {provider} key", password=True, console=err).strip()
@@ -62,6 +74,11 @@ def _ask_for_key(agent: Agent) -> None:
 
 
 def start_agent(name: str, options: StartOptions, foreground: bool = False) -> Agent:
+    from lnk.models import default_model
+    from lnk.prepare import prepare
+    from lnk.runstate import write_spec
+    from lnk.services import service_mode, start_services
+
     found, made = load_or_create(layout(), name)
     if made:
         say(f"Made the agent [bold]{name}[/bold] ({found.id}), owned by {found.settings.owner}.")
@@ -97,6 +114,8 @@ def restart_as_before(found: Agent) -> None:
 @contextmanager
 def paused(found: Agent, why: str = "") -> Iterator[None]:
     """Stop the agent if it runs, and start it again afterwards as it ran (with or without a sandbox)."""
+    from lnk.prepare import StartOptions
+
     if running(found) is None:
         yield
         return
@@ -123,6 +142,8 @@ def start(
     allow_unsandboxed: UnsandboxedOpt = False,
 ) -> None:
     """Start an agent (the first start with no name makes main)."""
+    from lnk.prepare import StartOptions
+
     options = StartOptions(harness, model, no_sandbox, yes, allow_unsandboxed)
     start_agent(name, options, foreground)
 
@@ -144,6 +165,8 @@ def restart(
     allow_unsandboxed: UnsandboxedOpt = False,
 ) -> None:
     """Stop an agent and start it again."""
+    from lnk.prepare import StartOptions
+
     stop_services(agent(name))
     start_agent(name, StartOptions(harness, model, no_sandbox, yes, allow_unsandboxed))
 
@@ -155,6 +178,10 @@ def _when(stamp: float | None) -> str:
 @app.command()
 def status(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
     """How an agent is: running, harness, model, ports, channels, memory, grants, sandbox."""
+    from rich.table import Table
+
+    from lnk.status import details
+
     found = details(agent(name))
     if as_json:
         emit(found)
@@ -205,7 +232,10 @@ def _progress(indexed: dict[str, object]) -> str:
 @app.command("list")
 def list_(as_json: JsonOpt = False) -> None:
     """Every agent on this machine."""
+    from rich.table import Table
+
     from lnk.agents import all_agents
+    from lnk.status import summary
 
     found = [summary(a) for a in all_agents(layout())]
     if as_json:
@@ -235,6 +265,8 @@ def delete(
     files: Annotated[bool, typer.Option("--files", help="Delete its files folder (Home) too.")] = False,
 ) -> None:
     """Delete an agent: everything Link keeps for it here. Its files are kept unless --files."""
+    from lnk.tooldefs import remove_tool
+
     found = agent(name)
     kept = "" if files else " Its files folder (Home) is kept."
     confirm(f"Delete {name} ({found.id}) and everything Link keeps for it here?{kept}", yes, f"Deleting {name}")
@@ -288,8 +320,14 @@ def chat(
     ] = None,
 ) -> None:
     """Talk to the agent in the terminal, as its owner. Starts it first when it isn't running."""
+    import asyncio
+
+    from lnk.chat import Chat
+
     found, _ = load_or_create(layout(), name)
     if running(found) is None:
+        from lnk.prepare import StartOptions
+
         found = start_agent(name, StartOptions())
     spec = read_spec(found)
     assert spec is not None
@@ -297,6 +335,8 @@ def chat(
 
 
 def _needs_of(found: Agent, harness: Harness) -> Needs:
+    from lnk.prepare import harness_settings
+
     described = harness.description(found.layout, found.port)
     return harness.needs(harness.env(found.port, harness_settings(found, harness)), described)
 
@@ -309,6 +349,11 @@ def use(
     allow_unsandboxed: UnsandboxedOpt = False,
 ) -> None:
     """Switch the agent to another harness, asking first for anything it needs beyond the current one."""
+    from link_plugin.harness import Needs
+    from lnk.known import DEFAULT_HARNESS
+    from lnk.prepare import harness_of, harness_settings
+    from lnk.sandboxing import ask_needs
+
     found = agent(name)
     current = found.settings.harness or DEFAULT_HARNESS
     new = harness_of(found, harness)
@@ -352,6 +397,8 @@ def use(
 @app.command()
 def approvals(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
     """Tool calls waiting for your yes or no."""
+    from lnk import control
+
     found = agent(name)
     if running(found) is None:
         raise LinkError(f"{name} isn't running, so nothing waits.")
@@ -372,6 +419,8 @@ def approve(
     deny: Annotated[bool, typer.Option("--deny", help="Refuse it instead.")] = False,
 ) -> None:
     """Answer a tool call that waits for you."""
+    from lnk import control
+
     found = agent(name)
     if running(found) is None or not control.answer(found, question, not deny):
         raise LinkError(f"No call {question!r} waits for {name}.", f"`lnk agent approvals {name}` lists them.")
