@@ -15,7 +15,7 @@ def test_units_are_named_by_id_and_run_the_supervisor_parts(world: World, monkey
     assert services.unit_name(agent, "harness") == f"lnk-agent-{agent.id}.service"
     assert services.unit_name(agent, "bridges") == f"lnk-bridge-{agent.id}.service"
     harness = services.unit_text(agent, "harness")
-    assert "agent supervise work --part harness" in harness
+    assert "-m lnk.supervisor work --part harness" in harness
     assert "Restart=always" in harness and "WantedBy=default.target" in harness
     assert f'Environment="LNK_CONFIG_DIR={world.env["LNK_CONFIG_DIR"]}"' in harness
     bridges = services.unit_text(agent, "bridges")

@@ -45,7 +45,7 @@ def service_mode() -> Mode:
 
 
 def supervisor_argv(agent: Agent, parts: tuple[str, ...]) -> list[str]:
-    argv = [sys.executable, "-m", "lnk", "agent", "supervise", agent.name]
+    argv = [sys.executable, "-m", "lnk.supervisor", agent.name]
     for part in parts:
         argv += ["--part", part]
     return argv
@@ -154,7 +154,7 @@ def _wait_started(agent: Agent, process: subprocess.Popen[bytes] | None) -> None
         if process is not None and process.poll() is not None:
             tail = "\n".join((agent.logs / "agent.log").read_text(errors="replace").splitlines()[-12:])
             raise LinkError(f"{agent.name}'s supervisor ended (exit {process.returncode}) before it started.", tail)
-        time.sleep(0.1)
+        time.sleep(0.05)
     stop_services(agent)
     raise LinkError(f"{agent.name} didn't answer within {WAIT:.0f} s.", f"`lnk agent logs {agent.name}` has more.")
 

@@ -4,10 +4,15 @@ One process per agent where no `systemd --user` runs (detached, or in the termin
 --foreground); under systemd a unit per part (harness, bridges) and systemd restarts the supervisor.
 It also serves the agent's tools (the tool bridge), the gateway when the harness runs without a
 sandbox, and the control socket.
+
+`python -m lnk.supervisor <agent> [--part harness|bridges]...` is what a start spawns and a unit
+runs: no command-line framework, so the harness is spawned as soon as the agent is read, and
+the tool bridge and gateway load while it starts.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import ctypes
 import os
@@ -25,6 +30,8 @@ from link_plugin.channel import BridgeSpec, EndpointRef
 from link_plugin.contract import CONTRACT_VERSION, Kind
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef, Health
+from link_plugin.layout import Layout
+from link_plugin.lean import skip_httpx_cli
 from link_plugin.providers import PROVIDERS
 from link_plugin.sandbox import SandboxRequest
 from lnk.agents import Agent, load_agent
@@ -33,11 +40,13 @@ from lnk.channels import ChannelEntry, secrets_of
 from lnk.harnesses import clean_env
 from lnk.known import channel_executable
 from lnk.plugins import require
-from lnk.runstate import Child, PartState, RunSpec, read_spec, read_state, write_state
+from lnk.runstate import PARTS, Child, PartState, RunSpec, read_spec, read_state, write_state
 from lnk.sandboxing import answer_in_sandbox, program_reads, run_argv, write_request
 from lnk.tooldefs import ToolDef
 
 if TYPE_CHECKING:
+    import httpx
+
     from lnk.gateway import Listener
     from lnk.toolbridge import Target, ToolBridge
 
@@ -230,20 +239,24 @@ class Supervisor:
         return await _spawn(spec.argv, env, spec.cwd, self.log, asyncio.subprocess.DEVNULL)
 
     async def harness_ready(self, process: Any) -> bool:
+        import httpx
+
         deadline = time.monotonic() + START_TIMEOUT
         next_health = 0.0
-        while process.returncode is None and time.monotonic() < deadline and not self.stopping.is_set():
-            if self.spec.endpoint is not None:
-                if await self._endpoint_answers(self.spec.endpoint):
-                    return True
-            elif time.monotonic() >= next_health:
-                next_health = time.monotonic() + 1.0
-                if await self._adapter_healthy():
-                    return True
-            await self.pause(0.1)
+        # One client for every probe (a client loads its CA bundle), straight to the loopback.
+        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as client:
+            while process.returncode is None and time.monotonic() < deadline and not self.stopping.is_set():
+                if self.spec.endpoint is not None:
+                    if await self._endpoint_answers(client, self.spec.endpoint):
+                        return True
+                elif time.monotonic() >= next_health:
+                    next_health = time.monotonic() + 1.0
+                    if await self._adapter_healthy():
+                        return True
+                await self.pause(0.05)
         return False
 
-    async def _endpoint_answers(self, endpoint: EndpointRef) -> bool:
+    async def _endpoint_answers(self, client: httpx.AsyncClient, endpoint: EndpointRef) -> bool:
         """The harness answers on its endpoint, and it is ours: it proves it holds the key (when it
         answers the proof), or at least answers HTTP. A port published before the harness listens
         takes a connection and answers nothing, so a connection alone doesn't count."""
@@ -252,14 +265,11 @@ class Supervisor:
         challenge = wire.new_challenge()
         headers = {wire.AGENT: self.agent.name, wire.AGENT_ID: self.agent.id}
         try:
-            async with httpx.AsyncClient(timeout=2.0) as client:
-                if not endpoint.proof:
-                    await client.get(endpoint.url.rstrip("/") + "/models")
-                    return True
-                origin = endpoint.url.split("/", 3)[:3]
-                sent = await client.post(
-                    "/".join(origin) + wire.PROOF_PATH, json={"challenge": challenge}, headers=headers
-                )
+            if not endpoint.proof:
+                await client.get(endpoint.url.rstrip("/") + "/models")
+                return True
+            origin = endpoint.url.split("/", 3)[:3]
+            sent = await client.post("/".join(origin) + wire.PROOF_PATH, json={"challenge": challenge}, headers=headers)
         except httpx.HTTPError:
             return False
         try:
@@ -465,3 +475,20 @@ def supervise(agent: Agent, parts: tuple[str, ...], foreground: bool) -> int:
     if spec is None:
         raise LinkError(f"{agent.name} has never been started here.", f"`lnk agent start {agent.name}`.")
     return asyncio.run(Supervisor(agent, spec, parts, foreground).run())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lnk.supervisor", description="Run an agent's services.")
+    parser.add_argument("agent")
+    parser.add_argument("--part", action="append", choices=PARTS, help="harness or bridges (default: both)")
+    args = parser.parse_args(argv)
+    skip_httpx_cli()  # the gateway talks HTTP; httpx's own command line is never run
+    try:
+        return supervise(load_agent(Layout.from_env(), args.agent), tuple(args.part or PARTS), foreground=False)
+    except LinkError as exc:
+        print(f"lnk: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -432,11 +432,7 @@ def supervise(
     name: Annotated[str, typer.Argument()],
     part: Annotated[list[str] | None, typer.Option("--part")] = None,
 ) -> None:
-    """Run the agent's services (what a start spawns, or its systemd units run)."""
-    from lnk.supervisor import supervise as run_services
+    """Run the agent's services, as `python -m lnk.supervisor` does (a unit an older lnk wrote runs this)."""
+    from lnk.supervisor import main as run_services
 
-    chosen = tuple(part or PARTS)
-    unknown = set(chosen) - set(PARTS)
-    if unknown:
-        raise LinkError(f"No part {sorted(unknown)} (parts: {', '.join(PARTS)}).")
-    raise typer.Exit(run_services(agent(name), chosen, foreground=False))
+    raise typer.Exit(run_services([name, *(a for p in part or [] for a in ("--part", p))]))
