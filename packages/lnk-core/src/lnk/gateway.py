@@ -21,7 +21,7 @@ import os
 import socket
 from collections.abc import Awaitable, Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -38,7 +38,9 @@ from link_plugin.keys import KeyStore
 from link_plugin.providers import UPSTREAM_ENV, Provider
 from link_plugin.sandbox import TOOLS_PATH
 from lnk.approvals import Approvals
-from lnk.toolbridge import ToolBridge
+
+if TYPE_CHECKING:
+    from lnk.toolbridge import ToolBridge
 
 _NOT_FORWARDED = {"host", "content-length", "connection", "authorization", "x-api-key", "transfer-encoding"}
 _NOT_RETURNED = {"content-length", "transfer-encoding", "connection"}
@@ -112,7 +114,8 @@ def _tool_of(path: str) -> str | None:
 class Gateway:
     """The ASGI app of the gateway (with `secret`) or of the tools socket (without)."""
 
-    def __init__(self, bridge: ToolBridge, secret: str | None, relay: ModelRelay | None = None) -> None:
+    def __init__(self, bridge: ToolBridge | None, secret: str | None, relay: ModelRelay | None = None) -> None:
+        """`bridge` serves the agent's tools; None for an agent that has none."""
         self.bridge = bridge
         self.secret = secret
         self.relay = relay
@@ -142,7 +145,7 @@ class Gateway:
         if path is None:
             return await _not_found(scope, receive, send)
         tool = _tool_of(path)
-        if tool is not None and await self.bridge.serve(tool, scope, receive, send):
+        if tool is not None and self.bridge is not None and await self.bridge.serve(tool, scope, receive, send):
             return
         if self.relay is not None and path.startswith("/model/"):
             response = await self.relay.forward(Request(scope, receive), path.removeprefix("/model"))

@@ -20,7 +20,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
+from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -384,7 +384,7 @@ class Supervisor:
 
     # --- running -----------------------------------------------------------------------------
 
-    def listeners(self, bridge: ToolBridge) -> list[Listener]:
+    def listeners(self, bridge: ToolBridge | None) -> list[Listener]:
         from lnk.gateway import Gateway, Listener, ModelRelay, control_app, loopback_socket, unix_socket
 
         spec = self.spec
@@ -409,10 +409,14 @@ class Supervisor:
             # The harness starts while lnk loads its own servers: both take a moment.
             with suppress(OSError, LinkError):
                 first = await self.spawn_harness()
-        from lnk.toolbridge import CallLog, ToolBridge
+        async with AsyncExitStack() as running:
+            bridge = None
+            if self.spec.tools:  # an MCP server (about a second of imports) only for an agent with tools
+                from lnk.toolbridge import CallLog, ToolBridge
 
-        bridge = ToolBridge(self.spec.tools, self.approvals, CallLog(self.agent.logs / "tools.log"), self.tool_target)
-        async with bridge.running():
+                calls = CallLog(self.agent.logs / "tools.log")
+                bridge = ToolBridge(self.spec.tools, self.approvals, calls, self.tool_target)
+                await running.enter_async_context(bridge.running())
             if "harness" in self.parts:
                 self.bridge = bridge
                 try:
@@ -421,7 +425,7 @@ class Supervisor:
                     self.fail(f"lnk could not listen for the agent's tools: {exc}")
                 tasks += [asyncio.create_task(listener.serve()) for listener in listeners]
                 memory = f"memory-{self.agent.id}"
-                if memory in bridge.backends:
+                if bridge is not None and memory in bridge.backends:
                     tasks.append(asyncio.create_task(self._warm(bridge, memory)))
                 keeper = self.keep("harness", "harness", self.spawn_harness, self.harness_ready, self.log, True, first)
                 tasks.append(asyncio.create_task(keeper))
@@ -443,7 +447,10 @@ class Supervisor:
         return 1 if self.failed else 0
 
     async def _warm(self, bridge: ToolBridge, name: str) -> None:
-        """Memory starts with the agent, so it indexes before the first question."""
+        """Memory starts with the agent, so it indexes before the first question: once the harness
+        answers, so its sandbox, session and engine don't take the CPU the harness starts on."""
+        if not await self.wait_for_harness():
+            return
         try:
             await bridge.backends[name].client()
         except Exception as exc:
