@@ -12,6 +12,7 @@ import pytest
 from world import TOOL, World
 
 from lnk.plugins import find
+from lnk_testing.processes import descendants
 
 
 def _sandboxes() -> bool:
@@ -19,23 +20,6 @@ def _sandboxes() -> bool:
         return False
     probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True)
     return probe.returncode == 0
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        found.append(current)
-        pending += children.get(current, [])
-    return found
 
 
 @pytest.mark.skipif(not _sandboxes(), reason="bubblewrap can't make a sandbox here")
@@ -49,7 +33,7 @@ def test_a_sandboxed_agent_answers_reaches_its_tools_and_holds_no_key(world: Wor
     assert {"lookup", "erase"} <= request.tool_names  # the harness listed its tool through the proxy
     status = json.loads(world.lnk("agent", "status", "boxed", "--json").stdout)
     assert status["sandbox"] == "bubblewrap" and status["grants"]["permissions"]["network"] is True
-    for pid in _descendants(world.harness_pid("boxed")):
+    for pid in descendants([world.harness_pid("boxed")]):
         try:
             environ = Path(f"/proc/{pid}/environ").read_bytes()
         except OSError:
