@@ -11,8 +11,6 @@ import json
 import os
 from pathlib import Path
 
-from link_plugin.files import write_atomic
-
 
 class KeyStore:
     def __init__(self, path: Path) -> None:
@@ -34,14 +32,20 @@ class KeyStore:
     def set(self, name: str, value: str) -> None:
         data = self._read()
         data[name] = value
-        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True), mode=0o600)
+        self._write(data)
 
     def delete(self, name: str) -> bool:
         data = self._read()
         if data.pop(name, None) is None:
             return False
-        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True), mode=0o600)
+        self._write(data)
         return True
+
+    def _write(self, data: dict[str, str]) -> None:
+        # Imported here: the sandbox's proxy reads keys and never writes them, and loads nothing more.
+        from link_plugin.files import write_atomic
+
+        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True), mode=0o600)
 
     def secure(self) -> bool:
         """True when nobody but the owner can read the file (or there is none)."""

@@ -2,14 +2,18 @@
 
 $LNK_AGENTS_DIR (~/Link/Agents)/<agent>/    the agent's folder
 $LNK_CONFIG_DIR (~/.config/lnk)/            Link's settings; no sandbox ever reaches it
+
+Each is a NamedTuple rather than a dataclass: `lnk-sandbox run` reads the layout on every
+sandbox start, and loading `dataclasses` (with `inspect`) and making a class with it costs
+such a short-lived program more than its work.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 ENV_CONFIG = "LNK_CONFIG_DIR"
 ENV_AGENTS = "LNK_AGENTS_DIR"
@@ -18,8 +22,7 @@ HOME_FOLDERS = ("memory", "instructions", "skills", "work")
 """Side by side in Home, never nested, so each can be read-only or writable on its own."""
 
 
-@dataclass(frozen=True)
-class AgentFolder:
+class AgentFolder(NamedTuple):
     root: Path
 
     @property
@@ -53,8 +56,7 @@ class AgentFolder:
             folder.mkdir(parents=True, exist_ok=True)
 
 
-@dataclass(frozen=True)
-class AgentConfig:
+class AgentConfig(NamedTuple):
     """An agent's settings folder, ~/.config/lnk/agents/<agent>/."""
 
     root: Path
@@ -75,8 +77,7 @@ class AgentConfig:
         return self.root / "channels" / channel
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(NamedTuple):
     config: Path
     agents: Path
 

@@ -3,27 +3,22 @@
 The harness calls a provider in plain http through its proxy (`http://api.openai.com/v1`); the
 proxy, outside the sandbox, speaks TLS to the provider and adds the key. Only providers named
 here get a key, so no other host ever sees one.
+
+A plain table, without pydantic: the sandbox's proxy loads it as its first connection comes.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel
+from typing import Literal, NamedTuple
 
 from link_plugin.errors import LinkError
+from link_plugin.sandbox_terms import UPSTREAM_CA_ENV as UPSTREAM_CA_ENV
+from link_plugin.sandbox_terms import UPSTREAM_ENV as UPSTREAM_ENV
 
 ProviderName = Literal["anthropic", "openai", "openrouter"]
 
-UPSTREAM_ENV = "LNK_UPSTREAM_{name}"
-"""LNK_UPSTREAM_OPENAI=http://127.0.0.1:9999 sends the proxy's OpenAI traffic there (tests, stand-ins)."""
-UPSTREAM_CA_ENV = "LNK_UPSTREAM_CA"
-"""LNK_UPSTREAM_CA=/path/ca.pem: the only certificate authorities the proxy trusts for providers'
-TLS, in place of the usual ones (tests: a throwaway CA for a stand-in at a provider's real name).
-Read by the proxy outside every sandbox, as it starts."""
 
-
-class Provider(BaseModel):
+class Provider(NamedTuple):
     name: ProviderName
     host: str
     base_path: str

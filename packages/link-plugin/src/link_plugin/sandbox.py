@@ -20,33 +20,11 @@ other part. It reads the agent's grants itself (`sandbox.toml`, the harness's gr
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
 from link_plugin.answers import Answer
 from link_plugin.harness import Needs
-
-TOOLS_PATH = "/_link/tools/"
-"""Tools are served to a sandboxed harness on its proxy: http://<proxy>/_link/tools/<tool>/mcp."""
-
-PROXY_PORT = 3128
-"""Where the proxy answers inside a Linux sandbox's own network (127.0.0.1); a harness may not take it."""
-
-ANY_HOST = "*"
-"""In a host list: any host (the setup step `link`, which reaches a channel's own servers)."""
-
-Mode = Literal["harness", "tool", "setup", "health"]
-
-
-def proxy_url(port: int = PROXY_PORT) -> str:
-    """The proxy's address as the sandboxed program sees it (HTTP_PROXY)."""
-    return f"http://127.0.0.1:{port}"
-
-
-def tool_url(tool: str, port: int = PROXY_PORT) -> str:
-    """The address a sandboxed harness calls a tool outside its sandbox at."""
-    return f"{proxy_url(port)}{TOOLS_PATH}{tool}/mcp"
+from link_plugin.sandbox_terms import ANY_HOST, PROXY_PORT, TOOLS_PATH, Mode, proxy_url, tool_url
 
 
 class SandboxRequest(Answer):
