@@ -21,7 +21,7 @@ import time
 
 from common import throwaway_link
 from lnk_sandbox import bwrap, seccomp
-from lnk_sandbox.policy import source_of
+from lnk_sandbox.policy import compiled
 from lnk_sandbox.runner import Sandbox
 
 from link_plugin.sandbox import SandboxRequest
@@ -45,7 +45,7 @@ def cpu_ms() -> float:
 def started(sandbox: Sandbox, filtered: bool) -> tuple[float, float]:
     """One sandbox of the policy run to its end, with or without the filter: ms of wall clock and of CPU."""
     with sandbox.policy() as policy:
-        relay = memory_file("lnk-relay", source_of("relay").encode())
+        relay = memory_file("lnk-relay", compiled("relay"))
         program = memory_file("lnk-seccomp", seccomp.program())
         plumbing = bwrap.Plumbing(relay_fd=relay, seccomp_fd=program)
         options = bwrap.options(policy, plumbing)

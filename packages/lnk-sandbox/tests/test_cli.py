@@ -6,15 +6,16 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import MAIN_ID
-from helpers import PROGRAM, Link
+from helpers import PROGRAM, Link, free_port
 
 from link_plugin.contract import Contract
-from link_plugin.sandbox import Check, Permissions, SandboxRequest
+from link_plugin.sandbox import Check, Grants, Permissions, SandboxRequest
 
 
 def test_contract_says_it_is_the_sandbox(link: Link) -> None:
@@ -52,6 +53,53 @@ def test_a_broken_request_is_refused_naming_what_is_wrong(link: Link) -> None:
     request.write_text(json.dumps({"agent": "main", "argv": []}))
     ran = link.cli("run", "--request", str(request))
     assert ran.code == 125 and "argv" in ran.err
+
+
+def test_an_unreadable_request_is_refused_saying_so(link: Link) -> None:
+    ran = link.cli("run", "--request", str(link.root / "missing.json"))
+    assert ran.code == 125 and "can't be read" in ran.err and "Traceback" not in ran.err
+    request = link.root / "request.json"
+    request.write_text(json.dumps({"agent": "main", "argv": ["true"], "writes": ["/tmp/a\u0000b"]}))
+    ran = link.cli("run", "--request", str(request))
+    assert ran.code == 125 and "Traceback" not in ran.err
+
+
+def imported(link: Link, *args: str) -> set[str]:
+    """The modules `lnk-sandbox ARGS` imports, as `python -X importtime` lists them."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", PROGRAM, *args], capture_output=True, text=True, env=link.environ
+    )
+    assert done.returncode == 0, done.stderr
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_what_the_core_runs_at_each_start_loads_no_cli_and_no_model(link: Link) -> None:
+    """`run --request` and `grants --json` start in milliseconds: neither typer nor pydantic, and
+    the proxy (asyncio, h11, TLS) only once a connection needs it."""
+    request = link.root / "request.json"
+    request.write_text(SandboxRequest(agent="main", harness="mini", argv=["true"], ports=[free_port()]).to_json())
+    heavy = {"typer", "pydantic", "asyncio", "h11", "ssl", "lnk_sandbox.proxy", "lnk_sandbox.cli"}
+    assert "pydantic" in imported(link, "run", "--request", str(request))  # the grants files checked, once
+    for args in (("run", "--request", str(request)), ("grants", "--agent", "main", "--harness", "mini", "--json")):
+        assert not heavy & imported(link, *args), args
+
+
+def test_grants_json_answers_the_model_whichever_way_it_is_asked(link: Link) -> None:
+    link.grants("main", 'allow = ["lan"]\nhosts = ["example.com"]\ntcp = ["github.com:22"]\n')
+    link.harness_grants("mini", 'allow = ["read-home"]\nrisks = ["shell"]\n[needs]\nread-home = "x"\nshell = "y"\n')
+    quick = link.cli("grants", "--harness", "mini", "--json", "--agent", "main")
+    full = link.cli("grants", "--agent=main", "--harness=mini", "--json")
+    assert quick.code == full.code == 0
+    assert Grants.model_validate_json(quick.out) == Grants.model_validate_json(full.out)
+    found = Grants.model_validate_json(quick.out)
+    assert found.permissions["lan"] and found.permissions["read-home"] and found.harness == ["read-home"]
+    assert found.tcp == ["github.com:22"] and found.risks == ["shell"] and "lan" in found.warnings[0]
+
+
+def test_grants_of_an_agent_that_isnt_there_is_an_error_with_a_hint(link: Link) -> None:
+    ran = link.cli("grants", "--agent", "nobody", "--json")
+    answer = json.loads(ran.out)
+    assert ran.code == 1 and "nobody" in answer["error"] and answer["hint"] and "Traceback" not in ran.err
 
 
 def test_run_as_the_agent_with_a_command(link: Link) -> None:
@@ -115,6 +163,18 @@ def test_a_stop_reaches_the_command(link: Link, sandboxed: bool) -> None:
     process.send_signal(signal.SIGTERM)
     out, _ = process.communicate(timeout=30)
     assert out == "stopped\n" and process.returncode == 0
+
+
+def test_a_stop_reaches_the_command_the_core_started(link: Link) -> None:
+    request = link.root / "request.json"
+    request.write_text(SandboxRequest(agent="main", harness="mini", argv=["sh", "-c", STOPPABLE]).to_json())
+    process = subprocess.Popen([PROGRAM, "run", "--request", str(request)], stdout=subprocess.PIPE, env=link.environ)
+    assert process.stdout is not None
+    assert process.stdout.readline() == b"up\n"
+    time.sleep(0.2)
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=30)
+    assert out == b"stopped\n" and process.returncode == 0
 
 
 def test_check_says_what_is_open(link: Link) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import Link
 from lnk_sandbox.folders import Folders
-from lnk_sandbox.grants import agent_settings, load_agent, load_harness
 from lnk_sandbox.policy import Context, build
+from lnk_sandbox.request import Request
+from lnk_sandbox.standing import Standing
 
 from link_plugin.errors import LinkError
 from link_plugin.sandbox import SandboxRequest
@@ -128,22 +129,18 @@ def test_a_folder_swapped_for_a_link_meanwhile_is_the_folder_or_refused(tree: Pa
 
 def test_a_failed_policy_leaves_nothing_open(link: Link) -> None:
     layout = link.layout
-    context = Context(
-        layout, "main", agent_settings(layout, "main"), load_agent(layout, "main"), load_harness(layout, "mini"), {}
-    )
+    context = Context(layout, Standing.of(layout, "main", "mini"), {})
     before = set(os.listdir("/proc/self/fd"))
     request = SandboxRequest(agent="main", harness="mini", argv=["true"], reads=[str(link.root / "missing")])
     with pytest.raises(LinkError, match="doesn't exist"):
-        build(request, context)
+        build(Request.of(request), context)
     assert set(os.listdir("/proc/self/fd")) == before
 
 
 def test_a_policy_holds_each_folder_by_its_descriptor_until_closed(link: Link) -> None:
     layout = link.layout
-    context = Context(
-        layout, "main", agent_settings(layout, "main"), load_agent(layout, "main"), load_harness(layout, "mini"), {}
-    )
-    with build(SandboxRequest(agent="main", harness="mini", argv=["true"]), context) as policy:
+    context = Context(layout, Standing.of(layout, "main", "mini"), {})
+    with build(Request.of(SandboxRequest(agent="main", harness="mini", argv=["true"])), context) as policy:
         held = policy.fds()
         assert held and all(bind.fd is not None for bind in policy.binds if bind.access != "hide")
         for bind in [*policy.binds, *policy.interpreter]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import ipaddress
 
 from lnk_sandbox.addresses import this_machine
-from lnk_sandbox.grants import Endpoint
 from lnk_sandbox.hosts import Host, parse_host, parse_pattern
-from lnk_sandbox.rules import Rules, matches
+from lnk_sandbox.rules import Endpoint, Rules, matches
 
 
 def before(rules: Rules, host: str, port: int) -> str | None:

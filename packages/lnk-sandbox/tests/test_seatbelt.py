@@ -9,8 +9,9 @@ from pathlib import Path
 
 from helpers import Link
 from lnk_sandbox import seatbelt
-from lnk_sandbox.grants import agent_settings, load_agent, load_harness
 from lnk_sandbox.policy import Context, Policy, build
+from lnk_sandbox.request import Request
+from lnk_sandbox.standing import Standing
 
 from link_plugin.layout import Layout
 from link_plugin.sandbox import SandboxRequest
@@ -19,9 +20,8 @@ from link_plugin.sandbox import SandboxRequest
 def policy(link: Link, **fields: object) -> Policy:
     layout: Layout = link.layout
     request = SandboxRequest.model_validate({"agent": "main", "harness": "mini", "argv": ["run-it"], **fields})
-    settings = agent_settings(layout, "main")
-    context = Context(layout, "main", settings, load_agent(layout, "main"), load_harness(layout, "mini"), link.environ)
-    return build(request, context, macos=True)
+    context = Context(layout, Standing.of(layout, "main", "mini"), link.environ)
+    return build(Request.of(request), context, macos=True)
 
 
 def test_everything_is_denied_but_what_is_allowed(link: Link) -> None:

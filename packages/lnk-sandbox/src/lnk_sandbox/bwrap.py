@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from link_plugin.errors import LinkError
 from lnk_sandbox.policy import Bind, Policy, interpreter
@@ -31,7 +31,7 @@ from lnk_sandbox.policy import Bind, Policy, interpreter
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 INSIDE = Path("/run/lnk")
 """Where the relay and the proxy's sockets show inside: read-only, so nothing inside replaces them."""
-RELAY = INSIDE / "relay.py"
+RELAY = INSIDE / "relay.pyc"
 INSTALL = (
     "Install bubblewrap: sudo apt-get install bubblewrap (Debian, Ubuntu), sudo dnf install bubblewrap "
     "(Fedora), sudo pacman -S bubblewrap (Arch). lnk never runs an agent without a sandbox instead."
@@ -39,28 +39,35 @@ INSTALL = (
 
 
 def bwrap() -> str:
-    found = shutil.which("bwrap")
-    if found is None:
-        raise LinkError("bubblewrap (bwrap) isn't installed, and lnk runs nothing without its sandbox.", INSTALL)
-    return found
+    """bubblewrap's program, found on PATH as a shell finds it."""
+    for folder in os.get_exec_path():
+        program = os.path.join(folder, "bwrap")
+        if os.path.isfile(program) and os.access(program, os.X_OK):
+            return program
+    raise LinkError("bubblewrap (bwrap) isn't installed, and lnk runs nothing without its sandbox.", INSTALL)
 
 
 def _unreadable(folder: str, found: list[Path]) -> None:
-    """Entries only their owner may read: hidden, since a sandbox run as root would be their owner."""
+    """Entries only their owner may read: hidden, since a sandbox run as root would be their owner.
+    A symbolic link is never one (its own mode lets everyone read it; what it names is judged
+    where it is), so links, most of /etc, are passed over without a look at their mode."""
     try:
-        entries = list(os.scandir(folder))
+        entries = os.scandir(folder)
     except OSError:
         return
-    for entry in entries:
-        try:
-            mode = entry.stat(follow_symlinks=False).st_mode
-        except OSError:
-            continue
-        directory = entry.is_dir(follow_symlinks=False)
-        if not mode & 0o004 or (directory and not mode & 0o001):
-            found.append(Path(entry.path))
-        elif directory:
-            _unreadable(entry.path, found)
+    with entries:
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            directory = entry.is_dir(follow_symlinks=False)
+            if not mode & 0o004 or (directory and not mode & 0o001):
+                found.append(Path(entry.path))
+            elif directory:
+                _unreadable(entry.path, found)
 
 
 def hidden_in_etc() -> list[Path]:
@@ -73,18 +80,17 @@ def _within(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 
 
-@dataclass
-class Plumbing:
+class Plumbing(NamedTuple):
     """What crosses into the sandbox besides its folders."""
 
     relay_fd: int
-    """A file holding the relay's source, shown read-only at /run/lnk/relay.py."""
+    """A file holding the relay's code (`policy.compiled`), shown read-only at /run/lnk/relay.pyc."""
     seccomp_fd: int
     """A file holding Link's seccomp filter (`seccomp.program()`), loaded by bubblewrap on every
     sandbox just before the relay starts."""
     sockets: Path | None = None
     """The folder holding the proxy's and forwards' unix sockets, shown at /run/lnk/out."""
-    accept: list[tuple[int, int]] = field(default_factory=list)
+    accept: Sequence[tuple[int, int]] = ()
     """(fd, port): a listening socket of this machine's loopback for each published port."""
     info_fd: int | None = None
 

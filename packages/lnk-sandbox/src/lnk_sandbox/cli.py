@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -12,18 +11,18 @@ import typer
 
 from link_plugin.answers import Answer, parse_answer
 from link_plugin.contract import CONTRACT_VERSION, Contract, Kind
-from link_plugin.errors import ExitCode, LinkError
+from link_plugin.errors import LinkError
 from link_plugin.harness import Needs
 from link_plugin.layout import Layout
 from link_plugin.sandbox import SandboxRequest
 from lnk_sandbox import __version__, asking, grants, permissions
 from lnk_sandbox.check import check
+from lnk_sandbox.entry import failed
 from lnk_sandbox.grants import agent_settings
 from lnk_sandbox.policy import DEFAULT_PATH
-from lnk_sandbox.runner import Sandbox
+from lnk_sandbox.request import Request
+from lnk_sandbox.runner import Sandbox, refused, run_request
 
-REFUSED = 125
-"""`run` ends with this when the sandbox refused or failed before the command ran; stderr says why."""
 PASSED = ("TERM", "LANG", "LC_ALL", "COLORTERM")
 """What `run --agent` takes from the terminal it runs in."""
 
@@ -47,9 +46,7 @@ app.add_typer(harness_app, name="harness")
 
 
 def _fail(exc: LinkError) -> NoReturn:
-    print(f"lnk-sandbox: {exc}", file=sys.stderr)
-    print(Answer.model_validate({"error": exc.message, "hint": exc.hint}).to_json())
-    raise typer.Exit(ExitCode.FAILED)
+    raise typer.Exit(failed(exc))
 
 
 def _answering(call: Callable[[], Answer | str], as_json: bool = True) -> None:
@@ -104,23 +101,17 @@ def run(
     read: Annotated[list[Path] | None, typer.Option(help="A folder it may read besides the defaults.")] = None,
 ) -> None:
     """Run a command in the agent's sandbox, with a proxy of its own; end with the command's code."""
+    if request is not None and not (agent or command):
+        raise typer.Exit(run_request(request, _layout()))
     try:
         if request is not None:
-            if agent or command:
-                raise LinkError("Give either --request FILE or --agent NAME -- COMMAND, not both.")
-            try:
-                text = request.read_text()
-            except OSError as exc:
-                raise LinkError(f"The request {request} can't be read ({exc.strerror}).") from None
-            asked = parse_answer(SandboxRequest, text, source=f"the request {request}")
-        elif agent and command:
-            asked = _request_from(agent, harness, mode, command, write or [], read or [])
-        else:
+            raise LinkError("Give either --request FILE or --agent NAME -- COMMAND, not both.")
+        if not (agent and command):
             raise LinkError("Nothing to run.", "Give --request FILE, or --agent NAME -- COMMAND...")
-        code = Sandbox(asked, _layout()).run()
+        asked = _request_from(agent, harness, mode, command, write or [], read or [])
+        code = Sandbox(Request.of(asked), _layout()).run()
     except (LinkError, ValueError) as exc:
-        print(f"lnk-sandbox: {exc}", file=sys.stderr)
-        raise typer.Exit(REFUSED) from None
+        raise typer.Exit(refused(exc)) from None
     raise typer.Exit(code)
 
 
@@ -183,7 +174,7 @@ def _change_agent(agent: str, item: list[str], allow: bool, as_json: bool) -> No
         updated = grants.change_agent(grants.load_agent(layout, agent), item, allow)
         grants.save_agent(layout, agent, updated)
         if as_json:
-            return grants.in_force(layout, agent, None, os_mode=_os_mode())
+            return grants.in_force(layout, agent, None, os_mode=permissions.sandbox_mode())
         return f"{agent}: {' '.join(item)} {'allowed' if allow else 'denied'}."
 
     _answering(change)
@@ -243,10 +234,6 @@ def harness_repermit(
     _answering(forget)
 
 
-def _os_mode() -> str:
-    return "seatbelt" if permissions.this_os() == "macos" else "bubblewrap"
-
-
 @app.command("grants")
 def grants_command(
     agent: Agent,
@@ -258,7 +245,7 @@ def grants_command(
 
     def in_force() -> Answer | str:
         agent_settings(layout, agent)
-        found = grants.in_force(layout, agent, harness, os_mode=_os_mode())
+        found = grants.in_force(layout, agent, harness, os_mode=permissions.sandbox_mode())
         if as_json:
             return found
         lines = [f"{name:16} {'on' if on else 'off'}" for name, on in found.permissions.items()]

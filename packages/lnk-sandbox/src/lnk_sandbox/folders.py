@@ -30,8 +30,8 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from link_plugin.errors import LinkError
 
@@ -41,8 +41,7 @@ STEP = O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
 LINK_HINT = "Put the folder back in place of the link (one made from inside a sandbox is refused)."
 
 
-@dataclass(frozen=True)
-class Opened:
+class Opened(NamedTuple):
     """A folder (or a file) as opened: its descriptor, and the path it was found at."""
 
     fd: int

@@ -8,8 +8,7 @@ given, kept with the needs they answered. A line the sandbox can't enforce is re
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,54 +21,10 @@ from link_plugin.layout import HOME_FOLDERS, Layout
 from link_plugin.permissions import NAMES, Permission
 from link_plugin.sandbox import ANY_HOST, Grants
 from link_plugin.settings import AgentSettings, MachineSettings
-from lnk_sandbox.hosts import BadHost, parse_pattern
+from lnk_sandbox.hosts import BadHost, normal_host, parse_pattern
 from lnk_sandbox.permissions import effective
-
-_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-
-def named(kind: str, name: str) -> str:
-    """An agent's or harness's name, which names files and folders: never a path of its own."""
-    if not _FILE_NAME.match(name):
-        raise LinkError(
-            f"{name!r} is not a {kind}'s name.",
-            "A name is letters, digits, '.', '_' and '-', starting with one of the first two.",
-        )
-    return name
-
-
-def normal_host(host: str) -> str:
-    """A host list entry as the proxy compares it (`hosts.parse_pattern`). An entry that isn't a
-    host (an adapter's slip) stays as written: no host a request names, parsed, ever equals it."""
-    try:
-        return parse_pattern(host)
-    except BadHost:
-        return host.strip()
-
-
-class Endpoint(BaseModel):
-    """A named tcp endpoint, host:port: a raw protocol reaches only what is named."""
-
-    model_config = ConfigDict(frozen=True)
-
-    host: str
-    port: int = Field(ge=1, le=65535)
-
-    @classmethod
-    def parse(cls, text: str) -> Endpoint:
-        given, sep, port = text.strip().rpartition(":")
-        try:
-            host = parse_pattern(given) if sep else ""
-        except BadHost:
-            host = ""
-        if not host or not port.isdigit() or host.startswith("*"):
-            raise ValueError(f"{text!r} is not an endpoint: write it host:port, e.g. github.com:22")
-        if not 1 <= int(port) <= 65535:
-            raise ValueError(f"{text!r}: a port is between 1 and 65535")
-        return cls(host=host, port=int(port))
-
-    def __str__(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+from lnk_sandbox.rules import Endpoint
+from lnk_sandbox.standing import Standing, named
 
 
 def _known(names: list[str], known: Iterable[str], what: str) -> list[str]:
@@ -311,28 +266,43 @@ def change_agent(grants: AgentGrants, tokens: list[str], allow: bool) -> AgentGr
 
 def in_force(layout: Layout, agent: str, harness: str | None, *, os_mode: str) -> Grants:
     """The grants in force for the agent running the harness (or no harness)."""
+    return Grants.model_validate(Standing.of(layout, agent, harness).in_force(os_mode))
+
+
+# --- what a sandbox is built from (standing.py keeps it) -------------------------------------
+
+
+def _settings_view(layout: Layout, agent: str) -> dict[str, Any]:
+    settings = agent_settings(layout, agent)
+    return {"id": settings.id, "owner": settings.owner}
+
+
+def _agent_view(layout: Layout, agent: str) -> dict[str, Any]:
     mine = load_agent(layout, agent)
-    theirs = load_harness(layout, harness) if harness else HarnessGrants()
-    permissions = mine.permissions | set(theirs.allow)
-    forbidden = machine_forbids_unsandboxed(layout)
-    sandboxed = Permission.UNSANDBOXED not in permissions or forbidden
-    warnings = []
-    if Permission.LAN in permissions and mine.hosts is not None:
-        warnings.append("lan gives the network as it is, so the agent's host list doesn't hold while it has lan.")
-    if forbidden and Permission.UNSANDBOXED in theirs.allow:
-        warnings.append(f"{harness} was allowed to run without a sandbox, and this machine forbids it: it won't run.")
-    return Grants(
-        permissions={p.value: p.value in permissions for p in Permission},
-        hosts=mine.hosts,
-        tcp=mine.tcp,
-        harness=[name for name in theirs.allow if name not in mine.permissions],
-        sandboxed=sandboxed,
-        mode=os_mode if sandboxed else "none",
-        proxied=sandboxed and Permission.LAN not in permissions,
-        risks=theirs.risks,
-        files_read=mine.files.read,
-        warnings=warnings,
-    )
+    return {
+        "permissions": sorted(mine.permissions),
+        "hosts": mine.hosts,
+        "tcp": mine.tcp,
+        "files_read": mine.files.read,
+    }
+
+
+def _harness_view(layout: Layout, harness: str) -> dict[str, Any]:
+    theirs = load_harness(layout, harness)
+    return {"allow": theirs.allow, "risks": theirs.risks}
+
+
+def _machine_view(layout: Layout, _name: str) -> dict[str, Any]:
+    return {"forbids_unsandboxed": machine_forbids_unsandboxed(layout)}
+
+
+VIEWS: dict[str, Callable[[Layout, str], dict[str, Any]]] = {
+    "settings": _settings_view,
+    "agent": _agent_view,
+    "harness": _harness_view,
+    "machine": _machine_view,
+}
+"""What `standing.py` keeps of each file, checked here by its model."""
 
 
 # --- changing the harness's layer ------------------------------------------------------------

@@ -188,6 +188,15 @@ def parse_pattern(text: str) -> str:
     return f"*.{host.text}" if wildcard else host.text
 
 
+def normal_host(host: str) -> str:
+    """A host list entry as the proxy compares it (`parse_pattern`). An entry that isn't a
+    host (an adapter's slip) stays as written: no host a request names, parsed, ever equals it."""
+    try:
+        return parse_pattern(host)
+    except BadHost:
+        return host.strip()
+
+
 # --- the table ----------------------------------------------------------------------------------
 
 Carried = Literal["mapped", "nat64", "compatible", "translated", "6to4", "teredo"]

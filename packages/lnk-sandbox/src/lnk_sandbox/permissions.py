@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from link_plugin.permissions import DEFAULT_ON, Permission
-from link_plugin.sandbox import PermissionInfo, Permissions
+
+if TYPE_CHECKING:
+    from link_plugin.sandbox import Permissions
 
 OS = Literal["linux", "macos"]
 
@@ -65,12 +67,19 @@ def this_os() -> OS:
     return "macos" if sys.platform == "darwin" else "linux"
 
 
+def sandbox_mode() -> str:
+    """What sandboxes here: `Grants.mode` when a sandbox runs."""
+    return "seatbelt" if this_os() == "macos" else "bubblewrap"
+
+
 def what(name: str, os_name: OS | None = None) -> str:
     """What a permission opens on this OS (or the one named)."""
     return _WHAT[os_name or this_os()][Permission(name)]
 
 
 def listing(os_name: OS | None = None) -> Permissions:
+    from link_plugin.sandbox import PermissionInfo, Permissions
+
     chosen = os_name or this_os()
     return Permissions(
         os=chosen,

@@ -12,25 +12,25 @@ holds them (`with policy:`).
 from __future__ import annotations
 
 import functools
+import marshal
 import os
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from importlib import resources
+from importlib.machinery import SourceFileLoader
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from link_plugin.errors import LinkError
-from link_plugin.files import load_toml
 from link_plugin.layout import HOME_FOLDERS, AgentFolder, Layout
 from link_plugin.permissions import Permission
-from link_plugin.sandbox import ANY_HOST, PROXY_PORT, Mode, SandboxRequest, proxy_url
-from link_plugin.settings import AgentSettings
-from lnk_sandbox.addresses import this_machine
+from link_plugin.sandbox_terms import ANY_HOST, PROXY_PORT, Mode, proxy_url
+from lnk_sandbox import standing
 from lnk_sandbox.folders import Folders, Opened
-from lnk_sandbox.grants import AgentGrants, HarnessGrants, normal_host
-from lnk_sandbox.rules import Rules
+from lnk_sandbox.request import Request
+from lnk_sandbox.rules import Endpoint, Rules
+from lnk_sandbox.standing import Standing
 
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 TOOLCHAINS = ("/usr/local", "/opt", "/snap", "/nix")
@@ -40,8 +40,7 @@ HOME_TOOLCHAINS = (".cargo/bin", ".rustup", ".pyenv", ".nvm", ".local/share/uv/p
 Access = Literal["ro", "rw", "hide"]
 
 
-@dataclass(frozen=True)
-class Bind:
+class Bind(NamedTuple):
     path: Path
     """Where it shows inside: where it was found outside."""
     access: Access
@@ -53,8 +52,7 @@ class Bind:
         return cls(opened.path, access, opened.fd)
 
 
-@dataclass
-class Policy:
+class Policy(NamedTuple):
     mode: Mode
     argv: list[str]
     env: dict[str, str]
@@ -67,16 +65,16 @@ class Policy:
     namespace: bool
     """A network of its own, crossed only by the relays (False with lan)."""
     rules: Rules | None
-    """The proxy's rules; None: no proxy."""
+    """The proxy's rules (this machine's addresses are added as the proxy starts); None: no proxy."""
     proxy_port: int
-    forwards: list[int] = field(default_factory=list)
+    forwards: list[int]
     """Loopback ports of this machine reachable inside at the same port (a model server's)."""
-    publish: list[int] = field(default_factory=list)
+    publish: list[int]
     """The agent's own ports inside, published on this machine's loopback for the bridge."""
-    developer_tools: bool = True
-    desktop: bool = False
-    read_home: Path | None = None
-    folders: Folders = field(default_factory=Folders)
+    developer_tools: bool
+    desktop: bool
+    read_home: Path | None
+    folders: Folders
     """Every descriptor the binds hold, closed with the policy."""
 
     def access(self, access: Access) -> list[Path]:
@@ -113,7 +111,17 @@ def interpreter() -> str:
 @functools.cache
 def source_of(module: str) -> str:
     """A module of this package that runs inside a sandbox with the standard library alone (`-I -S -c`)."""
-    return resources.files("lnk_sandbox").joinpath(f"{module}.py").read_text()
+    return Path(__file__).with_name(f"{module}.py").read_text()
+
+
+def compiled(module: str) -> bytes:
+    """A module of this package that runs inside a sandbox (`python -I -S FILE.pyc`), as the bytes
+    of a .pyc file, which Python runs as it runs the source, without compiling it first. The code
+    comes through the import system: the bytecode written when the package was installed (checked
+    against the source as an import checks it), or the source compiled now."""
+    name = f"lnk_sandbox.{module}"
+    code = SourceFileLoader(name, str(Path(__file__).with_name(f"{module}.py"))).get_code(name)
+    return MAGIC_NUMBER + bytes(12) + marshal.dumps(code)
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -157,20 +165,10 @@ def _a_whole_folder(given: Path, names: tuple[str, ...], writes: bool) -> None:
 class Context:
     """What a policy is built from: the layout, the agent's settings, both layers of grants, the environment."""
 
-    def __init__(
-        self,
-        layout: Layout,
-        agent: str,
-        settings: AgentSettings,
-        grants: AgentGrants,
-        harness_grants: HarnessGrants,
-        environ: Mapping[str, str],
-    ) -> None:
+    def __init__(self, layout: Layout, standing: Standing, environ: Mapping[str, str]) -> None:
         self.layout = layout
-        self.agent = agent
-        self.settings = settings
-        self.grants = grants
-        self.harness_grants = harness_grants
+        self.agent = agent = standing.agent
+        self.standing = standing
         self.environ = environ
         self.folder: AgentFolder = layout.agent(agent)
         self.config_root = layout.config.resolve()
@@ -181,7 +179,7 @@ class Context:
 
     @property
     def permissions(self) -> frozenset[str]:
-        return frozenset(self.grants.permissions | set(self.harness_grants.allow))
+        return self.standing.permissions | frozenset(self.standing.harness_allow)
 
     @property
     def user_home(self) -> Path:
@@ -237,10 +235,7 @@ class Context:
         """Whether a path is in the folder of an agent of this one's owner: one memory engine serves all
         of an owner's agents, so its sandbox may hold their folders together, never another owner's."""
         name = path.relative_to(self.agents_root).parts[0]
-        settings = self.layout.agent_config(name).settings
-        if not settings.is_file():
-            return False
-        return load_toml(settings, AgentSettings).owner == self.settings.owner
+        return standing.owner_of(self.layout, name) == self.standing.owner
 
     def own(self, path: Path, mode: Mode) -> Opened:
         """One of the agent's own folders, made when missing (each folder in its opened parent),
@@ -286,7 +281,7 @@ def _home_binds(ctx: Context, writes: list[Path], mode: Mode) -> list[Bind]:
     binds.append(Bind.of(home, "ro"))
     for name in HOME_FOLDERS:
         sub = ctx.own(folder.home / name, mode)
-        binds.append(Bind.of(sub, "ro" if name in ctx.grants.files.read else "rw"))
+        binds.append(Bind.of(sub, "ro" if name in ctx.standing.files_read else "rw"))
     return binds
 
 
@@ -321,19 +316,20 @@ def _proxy_env(port: int, localhost: bool) -> dict[str, str]:
 def _hosts(hosts: Iterable[str] | None) -> tuple[str, ...] | None:
     if hosts is None:
         return None
+    from lnk_sandbox.hosts import normal_host  # the grammar: loaded only for a list to read
+
     listed = tuple(normal_host(host) for host in hosts)
     return None if ANY_HOST in listed else listed
 
 
-@dataclass
-class _Network:
+class _Network(NamedTuple):
     namespace: bool = True
     rules: Rules | None = None
-    forwards: list[int] = field(default_factory=list)
-    publish: list[int] = field(default_factory=list)
+    forwards: tuple[int, ...] = ()
+    publish: tuple[int, ...] = ()
 
 
-def _network(request: SandboxRequest, ctx: Context) -> _Network:
+def _network(request: Request, ctx: Context) -> _Network:
     """What each mode reaches: a harness its proxy (or, with lan, the network as it is), a setup step
     its adapter's hosts, the health check the agent's ports, a tool only a local model's port."""
     permissions = ctx.permissions
@@ -344,21 +340,20 @@ def _network(request: SandboxRequest, ctx: Context) -> _Network:
         rules = Rules(
             internet=Permission.NETWORK in permissions,
             localhost=Permission.LOCALHOST in permissions,
-            hosts=_hosts(ctx.grants.hosts),
-            endpoints=frozenset(ctx.grants.endpoints),
+            hosts=_hosts(ctx.standing.hosts),
+            endpoints=frozenset(Endpoint.parse(item) for item in ctx.standing.tcp),
             loopback_ports=frozenset([*request.ports, *model]),
-            this_machine=this_machine(),
         )
-        return _Network(rules=rules, forwards=model, publish=list(request.ports))
+        return _Network(rules=rules, forwards=tuple(model), publish=tuple(request.ports))
     if request.mode == "setup":
-        hosts = request.hosts if request.hosts is not None else ctx.grants.hosts
-        return _Network(rules=Rules(hosts=_hosts(hosts), this_machine=this_machine(), setup=request.hosts is not None))
+        hosts = request.hosts if request.hosts is not None else ctx.standing.hosts
+        return _Network(rules=Rules(hosts=_hosts(hosts), setup=request.hosts is not None))
     if request.mode == "health":
-        return _Network(forwards=list(request.ports))
-    return _Network(forwards=model)
+        return _Network(forwards=tuple(request.ports))
+    return _Network(forwards=tuple(model))
 
 
-def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Policy:
+def build(request: Request, ctx: Context, *, macos: bool = False) -> Policy:
     """The policy for a request, its folders opened; nothing stays open when it fails."""
     try:
         return _build(request, ctx, macos)
@@ -367,7 +362,7 @@ def build(request: SandboxRequest, ctx: Context, *, macos: bool = False) -> Poli
         raise
 
 
-def _build(request: SandboxRequest, ctx: Context, macos: bool) -> Policy:
+def _build(request: Request, ctx: Context, macos: bool) -> Policy:
     mode = request.mode
     permissions = ctx.permissions
     writes = [ctx.checked(path, mode, writes=True) for path in request.writes]
@@ -428,8 +423,8 @@ def _build(request: SandboxRequest, ctx: Context, macos: bool) -> Policy:
         namespace=network.namespace,
         rules=network.rules,
         proxy_port=proxy_port,
-        forwards=network.forwards,
-        publish=network.publish,
+        forwards=list(network.forwards),
+        publish=list(network.publish),
         developer_tools=developer_tools,
         desktop=desktop,
         read_home=read_home,

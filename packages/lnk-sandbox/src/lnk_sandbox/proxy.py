@@ -29,16 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import SplitResult, urlsplit
 
-import certifi
-
-from link_plugin.errors import LinkError
 from link_plugin.keys import KeyStore
-from link_plugin.providers import BY_HOST, UPSTREAM_CA_ENV, UPSTREAM_ENV, Provider
-from link_plugin.sandbox import TOOLS_PATH
+from link_plugin.providers import BY_HOST, UPSTREAM_ENV, Provider
+from link_plugin.sandbox_terms import TOOLS_PATH
 from lnk_sandbox.hosts import IP, BadHost, Host, parse_authority, parse_host, parse_http_url
 from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, Message, Responses, answer, read_request
 from lnk_sandbox.rules import Rules
 from lnk_sandbox.sockets import unix_address
+from lnk_sandbox.trust import Trust
 
 if TYPE_CHECKING:
     from lnk_sandbox.relay import Splicer
@@ -76,32 +74,6 @@ class Network:
     async def connect(self, host: str, port: int) -> Streams:
         """A plain TCP connection; TLS, where it is spoken, is the proxy's own (`Proxy._secure`)."""
         return await asyncio.open_connection(host, port, limit=MAX_HEAD)
-
-
-class Trust:
-    """The certificate authorities the proxy trusts for providers: certifi's (Mozilla's), as lnk's
-    httpx clients do, on every OS alike. `LNK_UPSTREAM_CA` names a PEM file trusted in their place,
-    for tests' stand-ins at a provider's real name: read once, as the proxy starts outside the
-    sandbox, so nothing inside can change what is trusted."""
-
-    def __init__(self, environ: Mapping[str, str]) -> None:
-        path = environ.get(UPSTREAM_CA_ENV)
-        self.authorities: str | None = None
-        if path:
-            try:
-                self.authorities = Path(path).read_text()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise LinkError(f"{UPSTREAM_CA_ENV} names {path}, which can't be read ({exc}).") from None
-        self._context: ssl.SSLContext | None = None
-
-    def context(self) -> ssl.SSLContext:
-        """Made on first use (loading a CA bundle takes tens of milliseconds), then shared."""
-        if self._context is None:
-            if self.authorities is not None:
-                self._context = ssl.create_default_context(cadata=self.authorities)
-            else:
-                self._context = ssl.create_default_context(cafile=certifi.where())
-        return self._context
 
 
 class ConnectionLog:
@@ -145,6 +117,8 @@ class ProxySettings:
     upstreams: Mapping[str, str] = field(default_factory=dict)
     """The proxy's environment, for LNK_UPSTREAM_<PROVIDER> and LNK_UPSTREAM_CA."""
     network: Network = field(default_factory=Network)
+    trust: Trust | None = None
+    """The authorities trusted for providers, read before the sandbox started; None: read now."""
 
 
 async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bytes = b"") -> None:
@@ -275,7 +249,7 @@ async def exchange(client: Streams, upstream: Streams, request: Message, sent: H
 class Proxy:
     def __init__(self, settings: ProxySettings) -> None:
         self.settings = settings
-        self.trust = Trust(settings.upstreams)
+        self.trust = settings.trust or Trust(settings.upstreams)
 
     @property
     def rules(self) -> Rules:
@@ -476,25 +450,26 @@ class Served:
     """The proxy and port forwards on an event loop of their own, in a thread, while a sandbox runs."""
 
     def __init__(self) -> None:
-        self._unix: list[tuple[Path, Handler]] = []
         self._tcp: list[tuple[str, int, Handler]] = []
+        self._bound: list[tuple[socket.socket, Handler]] = []
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="lnk-proxy", daemon=True)
         self._servers: list[asyncio.Server] = []
 
-    def unix(self, path: Path, handler: Handler) -> None:
-        self._unix.append((path, handler))
-
     def tcp(self, host: str, port: int, handler: Handler) -> None:
         self._tcp.append((host, port, handler))
 
+    def listening(self, sock: socket.socket, handler: Handler) -> None:
+        """A socket bound and listening already (`standby.Standby`): connections waiting on it are
+        answered too."""
+        self._bound.append((sock, handler))
+
     async def _bind(self) -> list[asyncio.Server]:
         servers = []
-        for path, handler in self._unix:
-            with unix_address(path) as address:
-                servers.append(await asyncio.start_unix_server(handler, address, limit=MAX_HEAD))
         for host, port, handler in self._tcp:
             servers.append(await asyncio.start_server(handler, host, port, limit=MAX_HEAD))
+        for sock, handler in self._bound:
+            servers.append(await asyncio.start_unix_server(handler, sock=sock, limit=MAX_HEAD))
         return servers
 
     @property

@@ -3,17 +3,46 @@
 A host is judged as `hosts.parse_host` parsed it, before it is resolved (so a refused name is
 never even looked up), and every address it resolves to is judged again, by `hosts.refusal`,
 before the proxy connects to one of them.
+
+Rules are made by every run that has a proxy, and judged with only once the proxy has a
+connection: `hosts` (the grammar, Link's table of addresses) is loaded by what judges.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
-from link_plugin.sandbox import ANY_HOST
-from lnk_sandbox.grants import Endpoint
-from lnk_sandbox.hosts import IP, Host, is_loopback, refusal
+from link_plugin.sandbox_terms import ANY_HOST
+
+if TYPE_CHECKING:
+    from lnk_sandbox.hosts import IP, Host
 
 WEB_PORTS = frozenset({80, 443})
+
+
+class Endpoint(NamedTuple):
+    """A named tcp endpoint, host:port: a raw protocol reaches only what is named."""
+
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, text: str) -> Endpoint:
+        from lnk_sandbox.hosts import BadHost, parse_pattern
+
+        given, sep, port = text.strip().rpartition(":")
+        try:
+            host = parse_pattern(given) if sep else ""
+        except BadHost:
+            host = ""
+        if not host or not port.isdigit() or host.startswith("*"):
+            raise ValueError(f"{text!r} is not an endpoint: write it host:port, e.g. github.com:22")
+        if not 1 <= int(port) <= 65535:
+            raise ValueError(f"{text!r}: a port is between 1 and 65535")
+        return cls(host=host, port=int(port))
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
 
 
 def matches(host: Host, pattern: str) -> bool:
@@ -29,8 +58,7 @@ def matches(host: Host, pattern: str) -> bool:
     return host.text == pattern
 
 
-@dataclass(frozen=True)
-class Rules:
+class Rules(NamedTuple):
     internet: bool = True
     """The network permission: hosts outside this machine, through the proxy."""
     localhost: bool = False
@@ -41,7 +69,8 @@ class Rules:
     """Named tcp endpoints: a raw protocol reaches only these, a name only its port."""
     loopback_ports: frozenset[int] = frozenset()
     """Loopback ports reachable without localhost (a local model server's)."""
-    this_machine: frozenset[IP] = field(default_factory=frozenset)
+    this_machine: frozenset[IP] = frozenset()
+    """This machine's own addresses, as its kernel lists them when the proxy starts (`addresses.py`)."""
     setup: bool = False
     """The host list is the adapter's, for a setup step, not the agent's."""
 
@@ -63,6 +92,8 @@ class Rules:
 
     def after(self, address: IP, port: int) -> str | None:
         """Why the proxy won't connect to a resolved address, or None when it may."""
+        from lnk_sandbox.hosts import is_loopback, refusal
+
         if is_loopback(address) and port in self.loopback_ports:
             return None
         return refusal(address, localhost=self.localhost, this_machine=self.this_machine)

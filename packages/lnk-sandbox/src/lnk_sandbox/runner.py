@@ -12,8 +12,6 @@ import contextlib
 import functools
 import json
 import os
-import secrets
-import shutil
 import signal
 import socket
 import subprocess
@@ -22,18 +20,23 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from link_plugin.errors import LinkError
-from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
-from link_plugin.permissions import Permission
-from link_plugin.sandbox import SandboxRequest
-from lnk_sandbox import bwrap, seatbelt, seccomp
-from lnk_sandbox.grants import HarnessGrants, agent_settings, load_agent, load_harness, machine_forbids_unsandboxed
-from lnk_sandbox.policy import Context, Policy, build, source_of
-from lnk_sandbox.proxy import ConnectionLog, Network, Proxy, ProxySettings, Served, forward
+from lnk_sandbox import bwrap, seccomp
+from lnk_sandbox.policy import Context, Policy, build, compiled
+from lnk_sandbox.request import Request
+from lnk_sandbox.standby import Standby
+from lnk_sandbox.standing import Standing
+from lnk_sandbox.trust import Trust
 
+if TYPE_CHECKING:
+    from link_plugin.sandbox import SandboxRequest
+    from lnk_sandbox.proxy import ConnectionLog, Network, Proxy, Served
+
+REFUSED = 125
+"""`run` ends with this when the sandbox refused or failed before the command ran; stderr says why."""
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 USERNS_HINT = (
     "bubblewrap needs user namespaces. Where they are restricted (Ubuntu 23.10 and later), give bwrap "
@@ -58,7 +61,7 @@ class RunFolder:
 
     def __init__(self, net: Path, mode: str) -> None:
         self.net = net
-        self.root = net / f"{mode}-{os.getpid()}-{secrets.token_hex(3)}"
+        self.root = net / f"{mode}-{os.getpid()}-{os.urandom(3).hex()}"
 
     @property
     def sockets(self) -> Path:
@@ -69,12 +72,28 @@ class RunFolder:
         for stale in self.net.iterdir():
             parts = stale.name.split("-")
             if stale.is_dir() and len(parts) == 3 and parts[1].isdigit() and not _alive(int(parts[1])):
-                shutil.rmtree(stale, ignore_errors=True)
+                _remove(stale)
         self.sockets.mkdir(parents=True, mode=0o700)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        _remove(self.root)
+
+
+def _remove(root: Path) -> None:
+    """A run folder gone: its sockets and `out/` the quick way, anything else as shutil removes it."""
+    out = root / "out"
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(out):
+            os.unlink(entry.path)
+        out.rmdir()
+    with contextlib.suppress(FileNotFoundError):
+        try:
+            root.rmdir()
+        except OSError:
+            import shutil
+
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _publish(port: int) -> socket.socket:
@@ -115,12 +134,30 @@ def _passed_on(target: subprocess.Popen[bytes], child: list[int]) -> Iterator[No
             signal.signal(number, old)
 
 
+def run_request(path: Path, layout: Layout) -> int:
+    """`run --request FILE`: the command's exit code, or REFUSED with why on stderr."""
+    try:
+        try:
+            text = path.read_bytes()
+        except OSError as exc:
+            raise LinkError(f"The request {path} can't be read ({exc.strerror}).") from None
+        return Sandbox(Request.read(text, source=f"the request {path}"), layout).run()
+    except (LinkError, ValueError) as exc:  # ValueError: a path the OS can't take (a NUL in it)
+        return refused(exc)
+
+
+def refused(exc: Exception) -> int:
+    """Why the sandbox refused, on stderr (stdout stays the command's); REFUSED to end with."""
+    print(f"lnk-sandbox: {exc}", file=sys.stderr)
+    return REFUSED
+
+
 class Sandbox:
     """One run of a request, as `lnk-sandbox run` does it."""
 
     def __init__(
         self,
-        request: SandboxRequest,
+        request: Request | SandboxRequest,
         layout: Layout,
         *,
         environ: Mapping[str, str] | None = None,
@@ -130,13 +167,13 @@ class Sandbox:
         stderr: Stream = None,
         echo: TextIO | None = None,
     ) -> None:
-        self.request = request
+        self.request = request if isinstance(request, Request) else Request.of(request)
         self.layout = layout
-        self.settings = agent_settings(layout, request.agent)
+        self.standing = Standing.of(layout, self.request.agent, self.request.harness)
         """An unknown agent stops here; everything that runs is keyed by the agent's ID (its proxy's sockets)."""
-        self.agent_id = self.settings.id
+        self.agent_id = self.standing.id
         self.environ = dict(os.environ if environ is None else environ)
-        self.network = network or Network()
+        self.network = network
         self.stdin = stdin
         self.stdout = stdout
         self.stderr = stderr
@@ -144,13 +181,9 @@ class Sandbox:
 
     def policy(self) -> Policy:
         """The request's policy, its folders open (`with` it to close them)."""
-        request = self.request
-        harness = load_harness(self.layout, request.harness) if request.harness else HarnessGrants()
-        context = Context(
-            self.layout, request.agent, self.settings, load_agent(self.layout, request.agent), harness, self.environ
-        )
+        context = Context(self.layout, self.standing, self.environ)
         try:
-            return build(request, context, macos=sys.platform == "darwin")
+            return build(self.request, context, macos=sys.platform == "darwin")
         except OSError as exc:
             raise LinkError(f"The sandbox couldn't be made: {exc.strerror} ({exc.filename}).") from None
 
@@ -161,10 +194,8 @@ class Sandbox:
             if request.no_sandbox:
                 raise LinkError("A tool outside the harness's sandbox always runs in a sandbox of its own.")
             return False
-        asked = request.no_sandbox
-        if request.harness and request.mode == "harness":
-            asked = asked or Permission.UNSANDBOXED in load_harness(self.layout, request.harness).allow
-        if asked and machine_forbids_unsandboxed(self.layout):
+        asked = request.no_sandbox or (request.mode == "harness" and self.standing.unsandboxed_by_grant)
+        if asked and self.standing.forbids_unsandboxed:
             raise LinkError(
                 f"{request.harness or request.agent} would run without a sandbox, and this machine forbids it "
                 f"(unsandboxed = false in {self.layout.machine}).",
@@ -198,42 +229,62 @@ class Sandbox:
         with _passed_on(process, [process.pid]):
             return process.wait()
 
-    def _proxy(self, policy: Policy) -> Proxy | None:
+    def _proxy(self, policy: Policy, trust: Trust | None) -> Proxy | None:
+        """The run's proxy (None: the policy has none), with this machine's addresses as they are now."""
         if policy.rules is None:
             return None
+        from link_plugin.keys import KeyStore
+        from lnk_sandbox.addresses import this_machine
+        from lnk_sandbox.proxy import Network, Proxy, ProxySettings
+
         request = self.request
         config = self.layout.agent_config(request.agent)
+        rules = policy.rules._replace(this_machine=policy.rules.this_machine | this_machine())
         return Proxy(
             ProxySettings(
-                rules=policy.rules,
+                rules=rules,
                 port=policy.proxy_port,
                 log=self.log(),
                 tools_socket=self.layout.tools_socket(self.agent_id) if request.mode == "harness" else None,
                 tools=frozenset(request.tools) if request.tools is not None else None,
                 keys=KeyStore(config.keys) if request.wire_keys and request.mode == "harness" else None,
                 upstreams=self.environ,
-                network=self.network,
+                network=self.network or Network(),
+                trust=trust,
             )
         )
 
     def log(self) -> ConnectionLog:
+        from lnk_sandbox.proxy import ConnectionLog
+
         return ConnectionLog(self.layout.agent_config(self.request.agent).root / "proxy.log", echo=self.echo)
 
-    def _served(self, policy: Policy, folder: RunFolder) -> Served:
+    def _standby(self, policy: Policy, folder: RunFolder) -> Standby:
+        """The proxy's socket and each forward's, answered once the first connection comes. What
+        the proxy reads from outside that a sandbox might reach (a CA file) is read now, before
+        the sandbox starts."""
+        trust = Trust(self.environ) if policy.rules is not None else None
+        names = (["proxy"] if policy.rules is not None else []) + [f"port-{port}" for port in policy.forwards]
+        paths = [folder.sockets / f"{name}.sock" for name in names]
+        return Standby(paths, functools.partial(self._serve, policy, trust), echo=self.echo)
+
+    def _serve(self, policy: Policy, trust: Trust | None, sockets: list[socket.socket]) -> Served:
+        from lnk_sandbox.proxy import Served, forward
+
         served = Served()
-        proxy = self._proxy(policy)
-        if proxy is not None:
-            served.unix(folder.sockets / "proxy.sock", proxy.handle)
-        for port in policy.forwards:
-            served.unix(folder.sockets / f"port-{port}.sock", functools.partial(forward, port, self.log()))
-        return served
+        proxy = self._proxy(policy, trust)
+        handlers = [proxy.handle] if proxy is not None else []
+        handlers += [functools.partial(forward, port, self.log()) for port in policy.forwards]
+        for sock, handler in zip(sockets, handlers, strict=True):
+            served.listening(sock, handler)
+        return served.start()
 
     def _bubblewrap(self, policy: Policy) -> int:
         program = bwrap.bwrap()
-        with RunFolder(self.layout.net(self.agent_id), policy.mode) as folder, self._served(policy, folder):
+        with RunFolder(self.layout.net(self.agent_id), policy.mode) as folder, self._standby(policy, folder):
             listeners = [_publish(port) for port in policy.publish] if policy.namespace else []
             info_read, info_write = os.pipe()
-            relay = _memory_file("lnk-relay", source_of("relay").encode())
+            relay = _memory_file("lnk-relay", compiled("relay"))
             filtered = _memory_file("lnk-seccomp", seccomp.program())
             plumbing = bwrap.Plumbing(
                 relay_fd=relay,
@@ -278,7 +329,10 @@ class Sandbox:
         return code
 
     def _seatbelt(self, policy: Policy) -> int:
-        proxy = self._proxy(policy)
+        from lnk_sandbox import seatbelt
+        from lnk_sandbox.proxy import Served
+
+        proxy = self._proxy(policy, Trust(self.environ))
         served = Served()
         if proxy is not None:
             served.tcp("127.0.0.1", policy.proxy_port, proxy.handle)

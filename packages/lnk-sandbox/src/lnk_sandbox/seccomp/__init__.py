@@ -14,19 +14,19 @@ of another architecture is refused rather than run without it.
 from __future__ import annotations
 
 import functools
-import platform
-from importlib import resources
+import os
+from pathlib import Path
 
 from link_plugin.errors import LinkError
 
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
-"""`platform.machine()` as each table is named."""
+"""The kernel's name for the machine (`uname -m`), as each table is named."""
 
 
 @functools.cache
 def program(machine: str | None = None) -> bytes:
     """The filter for this machine (or the one named), as the bytes bubblewrap reads from `--seccomp`."""
-    machine = machine or platform.machine()
+    machine = machine or os.uname().machine
     arch = ARCHES.get(machine.lower())
     if arch is None:
         raise LinkError(
@@ -34,4 +34,4 @@ def program(machine: str | None = None) -> bytes:
             "sandbox without one.",
             f"Sandboxes run on {', '.join(sorted(set(ARCHES.values())))}.",
         )
-    return resources.files(__name__).joinpath(f"{arch}.bpf").read_bytes()
+    return Path(__file__).with_name(f"{arch}.bpf").read_bytes()
