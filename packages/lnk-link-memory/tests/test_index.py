@@ -7,10 +7,11 @@ import sqlite3
 import time
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 from conftest import MakeMemory, wait_for, write
 from fake_embeddings import FakeEmbeddings
-from lnk_link_memory import text
+from lnk_link_memory import text, vectors
 from lnk_link_memory.embedding import WORDS_FIRST
 from lnk_link_memory.memory import INDEX
 
@@ -170,3 +171,24 @@ def test_sketches_made_the_old_way_are_made_again_from_the_bags(agent: AgentFold
     memory.scan()
     bag, sketch = db.execute("SELECT bag, sketch FROM documents").fetchone()
     assert sketch == text.sketch(bag) and memory.store.meta("sketches") == text.SKETCH_VERSION
+
+
+def test_the_vectors_searched_are_the_index_s_own_however_they_are_read(
+    agent: AgentFolder, memory_of: MakeMemory, server: FakeEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "_BLOCK", 3)  # read a few at a time: every block boundary crossed
+    for i in range(6):
+        write(agent.memory / f"d{i}.md", f"# Doc {i}\n\nthe heron number {i}\n\n## More\n\nand the egret {i}\n")
+    memory = memory_of(agent, embeddings=MODEL, server=server.url)
+    memory.settle()
+    write(agent.memory / "d0.md", "# Doc 0\n\na kingfisher now\n\n## More\n\nand the egret 0\n")
+    (agent.memory / "d1.md").unlink()
+    memory.settle()
+    chunks, _, matrix = memory.cache.current()
+    stored = {
+        int(chunk): np.frombuffer(blob, dtype=np.float32)
+        for chunk, blob in memory.store.db().execute("SELECT chunk, vector FROM vectors WHERE model = ?", (MODEL,))
+    }
+    assert sorted(chunks.tolist()) == sorted(stored)
+    for chunk, row in zip(chunks.tolist(), matrix, strict=True):
+        assert np.array_equal(row, stored[chunk])

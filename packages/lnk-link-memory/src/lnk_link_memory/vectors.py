@@ -7,6 +7,7 @@ an old vector is never used.
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import numpy as np
@@ -16,6 +17,10 @@ from lnk_link_memory.models import Vectors
 from lnk_link_memory.store import Store
 
 Ids = npt.NDArray[np.int64]
+_BLOCK = 1024
+"""Vectors read from the index at a time."""
+_SPARE = 16
+"""The matrix keeps room for a sixteenth more vectors than it holds."""
 
 
 def compare(matrix: Vectors, query: Vectors) -> npt.NDArray[np.float32]:
@@ -59,35 +64,37 @@ class VectorCache:
     def _refresh(self) -> None:
         with self._store.read() as db:
             counter = int(db.execute("SELECT n FROM counter").fetchone()[0])
-            rows = db.execute(
-                "SELECT v.chunk, c.doc, v.vector, v.seq FROM vectors v JOIN chunks c ON c.id = v.chunk "
-                "WHERE v.model = ? AND v.seq > ? ORDER BY v.seq",
-                (self._model, self._seq),
-            ).fetchall()
+            fresh = self._ids(db, "SELECT chunk FROM vectors WHERE model = ? AND seq > ?", (self._model, self._seq))
             total = int(db.execute("SELECT count(*) FROM vectors WHERE model = ?", (self._model,)).fetchone()[0])
-            live: set[int] | None = None
-            if rows or total != self._count:
+            if len(fresh) or total != self._count:
                 # Something was added, changed or dropped: keep only the chunks the file still has.
-                live = {int(r[0]) for r in db.execute("SELECT chunk FROM vectors WHERE model = ?", (self._model,))}
-        if live is not None:
-            self._apply(rows, live)
+                live = self._ids(db, "SELECT chunk FROM vectors WHERE model = ?", (self._model,))
+                self._apply(db, fresh, live)
         self._counter = counter
 
-    def _apply(self, rows: list[tuple[int, int, bytes, int]], live: set[int]) -> None:
+    @staticmethod
+    def _ids(db: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> Ids:
+        return np.fromiter((row[0] for row in db.execute(sql, args)), dtype=np.int64)
+
+    def _apply(self, db: sqlite3.Connection, fresh: Ids, live: Ids) -> None:
+        """Keep what is still there, then read the new vectors straight into place, a block at a time:
+        the index's rows are never all held at once beside the matrix they fill."""
         n = self._count
-        fresh = {int(r[0]) for r in rows}
-        keep = np.array(
-            [i for i, chunk in enumerate(self._chunks[:n].tolist()) if chunk in live and chunk not in fresh],
-            dtype=np.int64,
+        held = self._chunks[:n]
+        keep = np.flatnonzero(np.isin(held, live) & ~np.isin(held, fresh))
+        cursor = db.execute(
+            "SELECT v.chunk, c.doc, v.vector, v.seq FROM vectors v JOIN chunks c ON c.id = v.chunk "
+            "WHERE v.model = ? AND v.seq > ? ORDER BY v.seq",
+            (self._model, self._seq),
         )
-        added = [r for r in rows if int(r[0]) in live]
-        width = len(added[0][2]) // 4 if added else (self._matrix.shape[1] if self._matrix.ndim == 2 else 0)
-        if added and self._matrix.shape[1:] != (width,):
+        block = cursor.fetchmany(_BLOCK)
+        width = len(block[0][2]) // 4 if block else (self._matrix.shape[1] if self._matrix.ndim == 2 else 0)
+        if block and self._matrix.shape[1:] != (width,):
             keep = np.zeros(0, dtype=np.int64)  # another width: another model's vectors, start again
-        size = len(keep) + len(added)
-        capacity = max(size, 16)
-        if capacity > len(self._chunks) or size < len(self._chunks) // 4 or self._matrix.shape[1:] != (width,):
-            capacity = max(capacity, int(size * 1.25))
+        size = len(keep) + len(fresh)
+        if size > len(self._chunks) or size < len(self._chunks) // 4 or self._matrix.shape[1:] != (width,):
+            # Room for a few more, so vectors arriving while embedding seldom move the matrix.
+            capacity = max(16, size + size // _SPARE)
             chunks = np.zeros(capacity, dtype=np.int64)
             docs = np.zeros(capacity, dtype=np.int64)
             matrix = np.zeros((capacity, width), dtype=np.float32)
@@ -98,12 +105,13 @@ class VectorCache:
             chunks[:k] = self._chunks[keep]
             docs[:k] = self._docs[keep]
             matrix[:k] = self._matrix[keep]
-        for offset, (chunk, doc, blob, seq) in enumerate(added, start=k):
-            chunks[offset] = chunk
-            docs[offset] = doc
-            matrix[offset] = np.frombuffer(blob, dtype=np.float32)
-            self._seq = max(self._seq, int(seq))
-        if rows:
-            self._seq = max(self._seq, max(int(r[3]) for r in rows))
-        self._chunks, self._docs, self._matrix, self._count = chunks, docs, matrix, size
-        self._embedded = frozenset(np.unique(docs[:size]).tolist())
+        while block:
+            end = k + len(block)
+            chunks[k:end] = [row[0] for row in block]
+            docs[k:end] = [row[1] for row in block]
+            matrix[k:end] = np.frombuffer(b"".join(row[2] for row in block), dtype=np.float32).reshape(-1, width)
+            self._seq = max(self._seq, int(block[-1][3]))
+            k = end
+            block = cursor.fetchmany(_BLOCK)
+        self._chunks, self._docs, self._matrix, self._count = chunks, docs, matrix, k
+        self._embedded = frozenset(np.unique(docs[:k]).tolist())
