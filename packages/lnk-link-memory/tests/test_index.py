@@ -3,7 +3,9 @@ only changed chunks embedded again, and a corrupt file set aside and built again
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 
@@ -192,3 +194,28 @@ def test_the_vectors_searched_are_the_index_s_own_however_they_are_read(
     assert sorted(chunks.tolist()) == sorted(stored)
     for chunk, row in zip(chunks.tolist(), matrix, strict=True):
         assert np.array_equal(row, stored[chunk])
+
+
+def test_calls_from_many_threads_hold_few_connections_to_the_index(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    """An engine's workers answer every agent's calls: each keeping a connection (and its page cache)
+    to each agent's index made an engine of ten agents hold 140 of them."""
+    for i in range(5):
+        write(agent.memory / f"d{i}.md", f"# Doc {i}\n\nthe heron number {i}\n")
+    memory = memory_of(agent)
+    memory.settle()
+    for _ in range(20):
+        callers = [threading.Thread(target=lambda: memory.search("heron")) for _ in range(3)]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join()
+    index = str(agent.memory_state("link") / INDEX)
+    opened = [fd for fd in os.listdir("/proc/self/fd") if _target(fd) == index]
+    assert 1 <= len(opened) <= 6  # the scanning thread's, the words thread's, and the few calls share
+
+
+def _target(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return ""

@@ -113,11 +113,12 @@ class Memory:
         return self.notes is not None
 
     def start(self) -> Memory:
-        try:
-            self.store.open()
-        except Corrupt as exc:
-            self._set_aside(str(exc))
-        self.store.set_meta("model", self.config.choice.name)
+        with self.store.lease():
+            try:
+                self.store.open()
+            except Corrupt as exc:
+                self._set_aside(str(exc))
+            self.store.set_meta("model", self.config.choice.name)
         if not self.config.choice.words_only:
             self._embedding = Embedding(self.store, self.config.choice, self._corrupt)
             self._embedding.start()
@@ -174,15 +175,16 @@ class Memory:
 
     def _guard(self, call: Callable[[], T]) -> T:
         """Run a call on the index; a corrupt index is set aside, built again, and the call made once more."""
-        generation = self.store.generation
-        try:
-            return call()
-        except sqlite3.Error as exc:
-            if not corrupt(exc) and "closed" not in str(exc):
-                raise
-            if corrupt(exc):
-                self._set_aside(str(exc), generation)
-            return call()
+        with self.store.lease():
+            generation = self.store.generation
+            try:
+                return call()
+            except sqlite3.Error as exc:
+                if not corrupt(exc) and "closed" not in str(exc):
+                    raise
+                if corrupt(exc):
+                    self._set_aside(str(exc), generation)
+                return call()
 
     def _set_aside(self, why: str, generation: int | None = None) -> None:
         with self._recover_lock:

@@ -2,7 +2,8 @@
 
 A change counter in the file is kept by triggers, so any writer (this server's threads, another
 server over the same file) moves it, and a reader holding vectors in memory knows to look again.
-Each thread has its own connection; WAL lets searches read while the indexer writes.
+Each long-running thread has its own connection and calls lease one of a few (Store.lease); WAL lets
+searches read while the indexer writes.
 """
 
 from __future__ import annotations
@@ -113,6 +114,9 @@ def corrupt(exc: BaseException) -> bool:
     return isinstance(exc, sqlite3.DatabaseError) and any(word in str(exc).lower() for word in _CORRUPT)
 
 
+_IDLE = 2
+"""Leased connections kept open for the next calls (see Store.lease); more are closed when returned."""
+
 BATCH_SECONDS = 0.25
 """A batch of changes is committed at least this often: what it holds shows in searches by then."""
 
@@ -144,6 +148,7 @@ class Store:
         self._generation = 0
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
+        self._idle: list[sqlite3.Connection] = []
 
     def open(self) -> None:
         """Create or check the index; a file that fails the check raises Corrupt."""
@@ -160,20 +165,55 @@ class Store:
             raise Corrupt(str(exc)) from exc
 
     def db(self) -> sqlite3.Connection:
-        """This thread's connection, opened again after the file was set aside."""
+        """This thread's connection (or the one it leased), opened again after the file was set aside."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None or getattr(self._local, "generation", -1) != self._generation:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA busy_timeout = 30000")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            # Many threads keep a connection to each agent's index: each keeps a small page cache
-            # (the system's file cache holds the rest), so an engine grows little with each agent.
-            conn.execute("PRAGMA cache_size = -1024")
+            conn = self._connect()
             self._local.conn = conn
             self._local.generation = self._generation
-            with self._lock:
-                self._connections.append(conn)
         return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        # Each connection keeps a small page cache (the system's file cache holds the rest), so an
+        # engine grows little with each agent.
+        conn.execute("PRAGMA cache_size = -1024")
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def lease(self) -> Iterator[None]:
+        """Within the block, this thread's calls share one of a few connections kept for the purpose.
+
+        Threads that answer calls now and then (an engine's workers, shared by every agent it serves)
+        would otherwise each keep a connection, and its page cache, to every agent's index: an engine
+        of ten agents held 140 of them. A thread with a connection of its own keeps using it."""
+        if getattr(self._local, "conn", None) is not None and self._local.generation == self._generation:
+            yield
+            return
+        with self._lock:
+            self._local.conn = self._idle.pop() if self._idle else None  # else opened when first asked for
+        self._local.generation = self._generation
+        try:
+            yield
+        finally:
+            conn = self._local.conn  # another, if the file was set aside during the block
+            self._local.conn = None
+            if conn is not None:
+                self._give_back(conn, self._local.generation == self._generation)
+
+    def _give_back(self, conn: sqlite3.Connection, current: bool) -> None:
+        with self._lock:
+            if current and not conn.in_transaction and len(self._idle) < _IDLE:
+                self._idle.append(conn)
+                return
+            if conn in self._connections:
+                self._connections.remove(conn)
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -255,6 +295,7 @@ class Store:
                 with contextlib.suppress(sqlite3.Error):
                     conn.close()
             self._connections.clear()
+            self._idle.clear()
             self._generation += 1
 
     def set_aside(self) -> Path:
