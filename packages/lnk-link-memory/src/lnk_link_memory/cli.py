@@ -54,6 +54,7 @@ def serve(
         int, typer.Option("--notes-max", help="Bytes the notes may grow to.")
     ] = contract.NOTES_MAX_DEFAULT,
 ) -> None:
+    from lnk_link_memory import allocator
     from lnk_link_memory.folder import Folder
     from lnk_link_memory.memory import Config, Memory
     from lnk_link_memory.models import ModelError, choose
@@ -77,6 +78,7 @@ def serve(
         choice=choice,
         label=str(folder),
     )
+    allocator.steady()
     memory = Memory(config).start()
     try:
         build_server(memory).run("stdio")

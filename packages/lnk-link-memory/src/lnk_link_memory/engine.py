@@ -28,6 +28,7 @@ import anyio.to_thread
 from mcp.server.stdio import stdio_server
 from pydantic import ValidationError
 
+from lnk_link_memory import allocator
 from lnk_link_memory import server as mcp_server
 from lnk_link_memory.folder import Folder
 from lnk_link_memory.limits import ENGINE_LINGER_SECONDS
@@ -224,6 +225,7 @@ class Engine:
 
 def main(path: Path, owner: str) -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
+    allocator.steady()
     code = Engine(path, owner).run()
     sys.stderr.flush()
     os._exit(code)  # worker threads blocked on a closed session's socket don't hold the exit

@@ -11,7 +11,6 @@ A name memory doesn't know is refused, so a typo never runs another model than a
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.resources
 import re
@@ -23,6 +22,8 @@ from typing import Protocol
 import httpx
 import numpy as np
 import numpy.typing as npt
+
+from lnk_link_memory import allocator
 
 Vectors = npt.NDArray[np.float32]
 
@@ -46,7 +47,6 @@ SERVED = (
 _MODEL_SHA256 = "e940eb69b5196e6444ce4f7215de6619ced1d5227dbf16226f1650c21907ec8c"
 _TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _MAX_TOKENS = 256
-_M_MMAP_THRESHOLD = -3
 _TAG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 
@@ -105,18 +105,6 @@ def _checked(path: Path, sha256: str, what: str) -> Path:
     return path
 
 
-def _steady_malloc() -> None:
-    """Large blocks (a run's tensors) always mapped, so they go back to the system when freed.
-
-    glibc raises its mapping threshold after each large free, then serves the next runs from a heap
-    it never shrinks: the process grows with every run. Fixing the threshold keeps it at its size."""
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return  # not glibc: nothing to steady
-    libc.mallopt(_M_MMAP_THRESHOLD, 1 << 20)
-
-
 class MiniLM:
     """all-MiniLM-L6-v2, int8 ONNX, on this machine."""
 
@@ -126,7 +114,7 @@ class MiniLM:
     one at a time takes the least memory (a batch of eight took 200 MiB more at its peak)."""
 
     def __init__(self) -> None:
-        _steady_malloc()
+        allocator.steady()
         import onnxruntime  # type: ignore[import-untyped]
         from tokenizers import Tokenizer
 
