@@ -190,6 +190,9 @@ class Copies:
         self._db = db
         sketches = np.frombuffer(b"".join(d.sketch for d in docs), dtype=np.uint64).reshape(len(docs), text.SKETCH)
         self._maybe = (sketches[:, None, :] == sketches[None, :, :]).sum(axis=2) >= _SKETCH_AGREE
+        np.fill_diagonal(self._maybe, False)
+        # Nearly every document may copy none of the others: those need no look at the groups.
+        self._alone: list[bool] = (~self._maybe.any(axis=1)).tolist()
         self._index = {d.id: i for i, d in enumerate(docs)}
         self._leaders: list[Doc] = []
         self._leading: list[int] = []
@@ -197,12 +200,13 @@ class Copies:
 
     def group_of(self, doc: Doc) -> int | None:
         """The group (in the order they were added) whose first document this one copies, if any."""
-        maybe = self._maybe[self._index[doc.id]][self._leading] if self._leading else np.zeros(0, dtype=bool)
-        for group in np.flatnonzero(maybe).tolist():
-            if self.same(self._leaders[group], doc):
-                return int(group)
+        index = self._index[doc.id]
+        if not self._alone[index] and self._leading:
+            for group in np.flatnonzero(self._maybe[index][self._leading]).tolist():
+                if self.same(self._leaders[group], doc):
+                    return int(group)
         self._leaders.append(doc)
-        self._leading.append(self._index[doc.id])
+        self._leading.append(index)
         return None
 
     def same(self, a: Doc, b: Doc) -> bool:
