@@ -130,16 +130,23 @@ def bench_search(memory: Memory, label: str, runs: int) -> tuple[float, float]:
 
 
 def hybrid_parts(memory: Memory, queries: list[str], runs: int) -> None:
-    """Where a hybrid search's time goes: each part alone, p50 (words run beside the other two)."""
+    """Where a hybrid search's time goes: each part alone, p50 (words run beside the query's embedding
+    and comparing; the rest after both)."""
     db = memory.store.db()
     model = embedder(Choice(LOCAL))
     chunks, docs, matrix = memory.cache.current()
+    embedded = memory.cache.embedded()
     vector = model.embed([queries[0]])[0]
+    words = search.by_words(db, queries[0], None)
+    meaning = search.by_meaning(chunks, docs, matrix, vector, None)
+    found = search.rank(db, words, meaning, embedded)
     asked = itertools.cycle(queries)
     parts = {
         "words (FTS5 bm25)": lambda: search.by_words(db, next(asked), None),
         "query embedding": lambda: model.embed([next(asked)]),
         "meaning (compare and top documents)": lambda: search.by_meaning(chunks, docs, matrix, vector, None),
+        "fusing, ties and copies": lambda: search.rank(db, words, meaning, embedded),
+        "passages": lambda: memory._passages(db, [f.chunk for f in found[:10]]),
     }
     for name, call in parts.items():
         p50, _ = percentiles(timed(call, runs))
