@@ -199,6 +199,10 @@ class ModelRef(BaseModel):
     provider: Literal["anthropic", "openai", "openrouter", "local"]
     url: str
     """The base URL the harness calls; behind the proxy, the provider's plain-http address."""
+    key: str | None = None
+    """The provider's key, only when the agent's keys aren't wired (`lnk agent keys wire off`):
+    then the harness holds its own and sends it itself. None (the default): the proxy adds it.
+    Given to `start` only."""
 
 
 class AgentFolders(BaseModel):
@@ -215,7 +219,8 @@ class Turns(BaseModel):
 
 
 class HarnessSettings(Answer):
-    """The agent as the adapter sees it. Never holds a model key or a channel token."""
+    """The agent as the adapter sees it. Never holds a channel token, nor a model key unless the
+    owner turned the agent's wired keys off (`model.key`)."""
 
     contract: int
     agent: AgentRef

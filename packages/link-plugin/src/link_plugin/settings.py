@@ -69,6 +69,9 @@ class AgentSettings(_Settings):
     embeddings: str | None = None
     """The embedding model memory asks for, or `none` for words only."""
     ports: list[int] = Field(default_factory=list)
+    wire_keys: bool | None = None
+    """Whether the proxy adds the agent's model key (`lnk agent keys wire on|off`); None: Link's
+    default, on. Off: the harness is handed the key at its start and sends it itself."""
     channels: dict[str, dict[str, Any]] = Field(default_factory=dict)
     turns: Turns = Field(default_factory=Turns)
     hops: int = 4
