@@ -31,7 +31,7 @@ def test_what_it_is() -> None:
 def test_what_it_needs_speaks_writes_and_reaches() -> None:
     assert ask("needs") == contract.Needs()
     assert ask("channels") == contract.Channels(channels=[])
-    assert ask("ports") == contract.Ports(count=2, default=18800)
+    assert ask("ports") == contract.Ports(count=1, default=18800)  # Link adds one: a block of two
     assert ask("folders") == contract.Folders(writes=["chats"])
     assert ask("hosts") == contract.Hosts(hosts=[])
     assert ask("state") == contract.State(paths=[])
@@ -77,6 +77,8 @@ def test_what_start_runs_refuses_an_agent_with_no_model(tmp_path: Path, provider
     assert isinstance(start, contract.Start)
     done = subprocess.run(start.argv, env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 1 and "names no model" in done.stderr
+    # The hint is a command lnk has: start takes --model and keeps it in the agent's settings.
+    assert f"lnk agent start {settings.agent.name} --model <model>" in done.stderr
 
 
 def test_serve_says_what_is_missing() -> None:

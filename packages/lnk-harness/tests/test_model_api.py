@@ -76,6 +76,21 @@ def test_through_the_proxy_which_adds_the_key(tmp_path: Path) -> None:
             assert keyed.requests[-1].json["model"] == "gpt-6-luna"
 
 
+def test_a_harness_holding_its_own_key_sends_it_as_its_provider_asks(tmp_path: Path) -> None:
+    """Keys not wired (lnk agent keys wire off): the settings hand the harness its key, and it sends
+    it in its provider's header; a provider checking the key answers."""
+    with StandInProvider(key="sk-held-by-the-harness") as keyed:
+        for number, (provider, model_name) in enumerate((("openai", "gpt-6-luna"), ("anthropic", "claude-sonnet-5-5"))):
+            settings = settings_for(tmp_path / provider, MAIN, keyed.url, provider=provider, model_name=model_name)
+            assert settings.model is not None
+            settings.model.key = "sk-held-by-the-harness"
+            keyed.script(Reply(text=f"held {provider}"))
+            with Harness([settings]) as harness:
+                assert say(harness, "hi", f"telegram:held{number}") == (200, f"held {provider}")
+            header = PROVIDERS[provider].key_header.lower()
+            assert keyed.requests[-1].headers[header] == PROVIDERS[provider].key_prefix + "sk-held-by-the-harness"
+
+
 def test_a_model_that_fails_says_so_and_loses_nothing(tmp_path: Path, provider: StandInProvider) -> None:
     provider.script(Reply(status=529, error="overloaded"), Reply(text="better now"))
     with Harness([settings_for(tmp_path, MAIN, provider.url)]) as harness:

@@ -87,7 +87,8 @@ def read_settings(path: Path) -> HarnessSettings:
     settings = parse_answer(HarnessSettings, text, source=f"the settings file {path}")
     if settings.model is None:
         raise LinkError(
-            f"{path}: the agent {settings.agent.name} names no model", "Give it one: lnk agent model <name>."
+            f"{path}: the agent {settings.agent.name} names no model",
+            f"Give it one: lnk agent start {settings.agent.name} --model <model>.",
         )
     if not settings.endpoint_key:
         raise LinkError(

@@ -1,8 +1,9 @@
 """Calling the model: OpenAI chat completions or Anthropic Messages, streamed, at the address given.
 
 The harness holds no key. Behind Link's proxy the address is the provider's plain-http one and
-the proxy adds the key; the HTTP client honours HTTP_PROXY. Which API a model speaks is its
-provider's (`link_plugin.providers`); a local model server speaks OpenAI's.
+the proxy adds the key; the HTTP client honours HTTP_PROXY. Only where the owner turned that off
+(`lnk agent keys wire off`) do the settings hand it the key (`model.key`), sent as its provider
+asks. Which API a model speaks is its provider's (`link_plugin.providers`); a local model server speaks OpenAI's.
 
 The conversation travels in OpenAI's message shape (user, assistant with tool_calls, tool) and
 is put in Anthropic's only on the way out.
@@ -62,6 +63,9 @@ async def stream(
     else:
         url, headers, body = _openai_request(model, system, messages, tools)
         parse = _openai_events
+    provider = PROVIDERS.get(model.provider)
+    if model.key is not None and provider is not None:
+        headers.update(provider.key_headers(model.key))
     try:
         async with http.stream("POST", url, headers=headers, json=body) as response:
             if response.status_code != 200:
