@@ -48,7 +48,7 @@ def test_a_key_never_reaches_the_harness_its_environment_or_its_folders(world: W
     keys = world.agent("work").config.keys
     assert keys.stat().st_mode & 0o077 == 0
     listed = json.loads(world.lnk("agent", "keys", "list", "work", "--json").stdout)
-    assert listed == {"agent": "work", "keys": ["anthropic", "openai"], "secure": True}
+    assert listed == {"agent": "work", "keys": ["anthropic", "openai"], "secure": True, "wired": True}
     assert world.key not in world.lnk("agent", "keys", "list", "work").stdout
 
     # The gateway adds the key only for who holds its secret path, which only the harness's settings hold.
@@ -64,6 +64,35 @@ def test_a_key_never_reaches_the_harness_its_environment_or_its_folders(world: W
     sent = httpx.post(f"{settings.model.url}/chat/completions", json=body, headers={"Authorization": "Bearer mine"})
     assert sent.status_code == 200
     assert world.provider.requests[-1].headers["authorization"] == f"Bearer {world.key}"
+
+
+def test_keys_not_wired_are_handed_to_the_harness_at_start_and_the_gateway_adds_none(world: World) -> None:
+    """lnk agent keys wire off: for a harness holding its own key, which calls its provider itself."""
+    world.lnk("agent", "keys", "set", "openai", "work", "--stdin", input=world.key)
+    said = world.lnk("agent", "keys", "wire", "off", "work")
+    assert "holds its key" in said.stderr
+    assert json.loads(world.lnk("agent", "keys", "list", "work", "--json").stdout)["wired"] is False
+    world.start("work")
+    settings = world.harness_settings("work")
+    assert settings.model is not None and settings.model.key == world.key
+    assert settings.model.url == "https://api.openai.com/v1"  # past the gateway, which adds nothing
+    assert world.spec("work").provider is None
+    gateway = f"http://127.0.0.1:{world.spec('work').gateway}/{world.spec('work').secret}"
+    body = {"model": "gpt-6-luna", "messages": [{"role": "user", "content": "x"}]}
+    assert httpx.post(f"{gateway}/model/v1/chat/completions", json=body).status_code == 404
+
+    said = world.lnk("agent", "keys", "wire", "default", "work")
+    assert "proxy adds its key" in said.stderr and "next start" in said.stderr  # it runs: a restart takes it
+    assert json.loads(world.lnk("agent", "keys", "list", "work", "--json").stdout)["wired"] is True
+
+
+def test_a_harness_holding_its_key_with_none_kept_is_told_which_to_keep(world: World) -> None:
+    world.lnk("agent", "keys", "wire", "off", "work")
+    refused = world.lnk(
+        "agent", "start", "work", "--harness", "mini", "--no-sandbox", "--model", "gpt-6-luna", ok=False
+    )
+    assert "holds its own openai key" in refused.stderr and "lnk agent keys set openai work" in refused.stderr
+    assert "Traceback" not in refused.stderr
 
 
 def test_keys_set_list_delete_and_bad_providers(world: World) -> None:

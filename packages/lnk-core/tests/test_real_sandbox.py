@@ -42,3 +42,20 @@ def test_a_sandboxed_agent_answers_reaches_its_tools_and_holds_no_key(world: Wor
     for path in world.agent("boxed").folder.root.rglob("*"):
         if path.is_file() and not path.is_symlink():
             assert world.key.encode() not in path.read_bytes()
+
+
+
+@pytest.mark.skipif(not _sandboxes(), reason="bubblewrap can't make a sandbox here")
+def test_a_sandboxed_harness_holding_its_own_key_sends_it_and_the_proxy_adds_none(world: World) -> None:
+    """lnk agent keys wire off: the harness is handed its key at start and sends it to the proxy,
+    which speaks TLS to the provider (here its stand-in) and adds nothing."""
+    world.lnk("agent", "keys", "set", "openai", "boxed", "--stdin", input=world.key)
+    world.lnk("agent", "keys", "wire", "off", "boxed")
+    world.lnk("agent", "start", "boxed", "--harness", "mini")
+    request = world.spec("boxed").request
+    assert request is not None and request.wire_keys is False
+    assert world.chat("boxed", "hello").strip() == "ok"
+    assert world.provider.requests[-1].headers["authorization"] == f"Bearer {world.key}"
+    logged = [json.loads(line) for line in (world.agent("boxed").config.root / "proxy.log").read_text().splitlines()]
+    to_provider = [line for line in logged if line.get("provider") == "openai"]
+    assert to_provider and not any(line["key"] for line in to_provider)

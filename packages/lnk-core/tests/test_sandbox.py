@@ -34,7 +34,7 @@ def test_a_sandboxed_start_hands_the_sandbox_the_harness_and_no_key(world: World
     assert harness.writes == [str(agent.folder.chats)]  # mini's `folders`
     assert harness.ports == block[:-1]
     assert harness.proxy_port is None and harness.tools == ["words"]  # the proxy: in the harness's own network
-    assert harness.no_sandbox is False
+    assert harness.no_sandbox is False and harness.wire_keys is True  # Link's default: the proxy adds the key
     tools = json.loads(harness.env["LNK_TOOLS"])
     assert tools == {"words": f"http://127.0.0.1:{PROXY_PORT}/_link/tools/words/mcp"}  # on the proxy
     settings = world.harness_settings("work")

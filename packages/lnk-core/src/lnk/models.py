@@ -1,8 +1,10 @@
 """Which model an agent uses, and the address its harness calls it at.
 
 A hosted model's key is added outside the harness: by the sandbox's proxy, or, when the harness
-runs without a sandbox, by lnk's own gateway. A local model (`local/<name>`) is called where it is
-served: Ollama's, llama.cpp's or `lnk model serve`'s address.
+runs without a sandbox, by lnk's own gateway. The owner may turn that off for an agent whose
+harness holds its own key (`lnk agent keys wire off`): then its start is handed the key. A local
+model (`local/<name>`) is called where it is served: Ollama's, llama.cpp's or `lnk model serve`'s
+address.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from urllib.parse import urlsplit
 from link_plugin.errors import LinkError
 from link_plugin.keys import KeyStore
 from link_plugin.providers import PROVIDERS, Provider, provider_of
-from link_plugin.settings import MachineSettings
+from link_plugin.settings import AgentSettings, MachineSettings
 
 OLLAMA = "http://127.0.0.1:11434/v1"
 ENV_MODEL_SERVER = "LNK_MODEL_SERVER"
@@ -31,6 +33,23 @@ def no_model(agent: str) -> LinkError:
         f"Give it a key (`lnk agent keys set anthropic {agent}`, or openai, openrouter) and start it again,"
         " or start it with --model local/<name> for a model served on this machine.",
     )
+
+
+def keys_wired(settings: AgentSettings) -> bool:
+    """Whether the proxy (or lnk's gateway) adds the agent's model key: Link's default, unless the
+    owner said otherwise (`lnk agent keys wire`)."""
+    return settings.wire_keys is not False
+
+
+def held_key(agent: str, keys: KeyStore, provider: str) -> str:
+    """The key handed to a harness that holds its own (keys not wired)."""
+    key = keys.get(provider)
+    if key is None:
+        raise LinkError(
+            f"{agent}'s harness holds its own {provider} key (lnk agent keys wire off), and {agent} has none.",
+            f"Keep one: lnk agent keys set {provider} {agent}.",
+        )
+    return key
 
 
 def check_model(model: str) -> str:

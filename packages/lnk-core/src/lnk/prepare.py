@@ -40,7 +40,7 @@ from lnk.channels import ChannelEntry
 from lnk.harnesses import Harness
 from lnk.known import DEFAULT_HARNESS
 from lnk.machine import load_machine
-from lnk.models import check_model, default_model, local_server, loopback_port, no_model
+from lnk.models import check_model, default_model, held_key, keys_wired, local_server, loopback_port, no_model
 from lnk.plugins import require
 from lnk.ports import check_free, choose_block
 from lnk.runstate import Mode, RunSpec
@@ -79,13 +79,16 @@ def choose_model(agent: Agent, given: str | None) -> str:
     return found
 
 
-def model_ref(agent: Agent, model: str, sandboxed: bool, gateway: str) -> ModelRef:
-    """Where the harness calls its model: the provider through the proxy, lnk's gateway, or a local server."""
+def model_ref(agent: Agent, model: str, sandboxed: bool, gateway: str, wired: bool = True) -> ModelRef:
+    """Where the harness calls its model: the provider through the proxy, lnk's gateway, or a local
+    server. A harness holding its own key (not wired) goes past the gateway, to the provider itself."""
     provider = provider_of(model)
     if provider == "local":
         url = local_server(load_machine(agent.layout))
     elif sandboxed:
         url = PROVIDERS[provider].url
+    elif not wired:
+        url = f"https://{PROVIDERS[provider].host}{PROVIDERS[provider].base_path}"
     else:
         url = f"{gateway}/model{PROVIDERS[provider].base_path}"
     return ModelRef(name=model, provider=provider, url=url)  # type: ignore[arg-type]
@@ -250,7 +253,14 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         urls = {tool.name: tool_url(tool.name, proxy_port(block) or PROXY_PORT) for tool in tools}
     else:
         urls = {tool.name: f"{gateway}{TOOLS_PATH}{tool.name}/mcp" for tool in tools}
-    ref = model_ref(agent, model, sandboxed, gateway)
+    wired = keys_wired(agent.settings)
+    ref = model_ref(agent, model, sandboxed, gateway, wired)
+    # Not wired: the harness is handed its key at start only, never at install or configure.
+    held = (
+        ref
+        if wired or ref.provider == "local"
+        else ref.model_copy(update={"key": held_key(agent.name, agent.keys, ref.provider)})
+    )
     spoken = set(channels_f.result())
     if endpoint is not None:
         bridges, sections = sorted(entries), dict[str, dict[str, object]]()
@@ -264,7 +274,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         return harness_settings(
             agent,
             harness,
-            model=ref,
+            model=ref if key is None else held,
             ports=harness_ports,
             key=key,
             tools=urls,
@@ -297,6 +307,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
             ports=harness_ports,
             model_port=loopback_port(ref.url) if ref.provider == "local" else None,
             tools=sorted(urls),
+            wire_keys=wired,
             proxy_port=proxy_port(block),
         )
     spec = RunSpec(
@@ -312,7 +323,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
         ports=block,
         gateway=gateway_port,
         secret=secret,
-        provider=None if sandboxed or ref.provider == "local" else ref.provider,
+        provider=None if sandboxed or ref.provider == "local" or not wired else ref.provider,
         endpoint=EndpointRef(url=endpoint.url, key=key, proof=endpoint.proof, agent=endpoint.agent)
         if endpoint
         else None,
