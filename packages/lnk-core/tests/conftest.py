@@ -31,6 +31,7 @@ def _bin() -> Path:
     _wrap(folder, "lnk-broken", "mini.py", "LNK_MINI_BROKEN=1 ")
     _wrap(folder, "lnk-wide", "mini.py", "LNK_MINI_PORTS=3 ")
     _wrap(folder, "lnk-needy", "mini.py", "LNK_MINI_NEEDS=lan ")
+    _wrap(folder, "lnk-risky", "mini.py", "LNK_MINI_NEEDS=open LNK_MINI_RISK=open-port ")
     _wrap(folder, "lnk-silent", "mini.py", "LNK_MINI_NO_ENDPOINT=1 ")
     _wrap(folder, "lnk-counted", "mini.py", "LNK_MINI_RECORD=1 ")
     _wrap(folder, "lnk-plain", "mini.py", "LNK_MINI_NO_STEPS=1 LNK_MINI_RECORD=1 ")

@@ -49,7 +49,9 @@ def test_status_and_list_say_how_each_agent_is(world: World) -> None:
     assert status["endpoint"] == f"http://127.0.0.1:{status['ports'][0]}/v1"
     assert status["process"]["state"] == "running"
     assert status["memory"]["engine"] is None
-    assert status["grants"] is None  # no sandbox, so none are in force
+    # This start runs without a sandbox (sandbox "none"), and the agent's grants are still shown:
+    # they hold at its next sandboxed start.
+    assert status["grants"]["permissions"]["network"] is True and status["grants"]["tcp"] == []
     text = world.lnk("agent", "status", "work").stdout
     assert "running" in text and "no sandbox" in text and "gpt-6-luna" in text
 

@@ -10,7 +10,8 @@ from lnk import control
 from lnk.agents import Agent
 from lnk.channels import ChannelEntry
 from lnk.known import DEFAULT_HARNESS
-from lnk.plugins import require
+from lnk.models import keys_wired
+from lnk.plugins import find
 from lnk.runstate import read_spec, read_state
 from lnk.sandboxing import SANDBOX, grants
 from lnk.services import running
@@ -42,11 +43,13 @@ def summary(agent: Agent) -> dict[str, Any]:
     }
 
 
-def _grants(agent: Agent, harness: str, sandboxed: bool) -> dict[str, Any] | None:
-    if not sandboxed:
+def _grants(agent: Agent, harness: str) -> dict[str, Any] | None:
+    """Every widening the agent holds, running or not, with or without a sandbox this start: they
+    are kept in its grants files and hold at every sandboxed start. None: lnk-sandbox isn't
+    installed yet, so none can have been made (status never installs it)."""
+    if find(SANDBOX) is None:
         return None
     try:
-        require(SANDBOX)
         return grants(agent, harness).model_dump(mode="json")
     except LinkError as exc:
         return {"error": exc.message}
@@ -84,7 +87,8 @@ def details(agent: Agent) -> dict[str, Any]:
     }
     found["tools"] = sorted(spec.tool_urls) if spec else [t.name for t in tools_for(agent.layout, agent.name)]
     found["waiting"] = live.get("waiting", 0) if live else 0
-    found["grants"] = _grants(agent, found["harness"], spec.sandboxed) if spec else None
-    if found["grants"] and "mode" in found["grants"]:
+    found["keys_wired"] = keys_wired(agent.settings)
+    found["grants"] = _grants(agent, found["harness"])
+    if spec is not None and spec.sandboxed and found["grants"] and "mode" in found["grants"]:
         found["sandbox"] = found["grants"]["mode"]  # bubblewrap, seatbelt: how this machine sandboxes it
     return found

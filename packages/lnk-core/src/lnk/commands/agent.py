@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -214,15 +214,32 @@ def status(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
     table.add_row("tools", ", ".join(found["tools"]) or "[dim]none[/dim]")
     if found["waiting"]:
         table.add_row("waiting", f"[yellow]{found['waiting']} tool calls wait for you: lnk agent approvals[/yellow]")
-    grants = found["grants"]
-    if grants and "permissions" in grants:
-        on = [p for p, v in grants["permissions"].items() if v]
-        table.add_row(
-            "grants", ", ".join(on) + (f"; harness: {', '.join(grants['harness'])}" if grants["harness"] else "")
-        )
-    elif grants:
-        table.add_row("grants", f"[red]{grants.get('error')}[/red]")
+    table.add_row("keys", "added by its proxy" if found["keys_wired"] else "[yellow]held by its harness[/yellow]")
+    for row, shown in _widenings(found["grants"]):
+        table.add_row(row, shown)
     out.print(table)
+
+
+def _widenings(grants: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The grants as status rows: every widening, whether the agent runs or not."""
+    if grants is None:
+        return [("grants", "[dim]Link's defaults: lnk agent allow widens them[/dim]")]
+    if "permissions" not in grants:
+        return [("grants", f"[red]{grants.get('error')}[/red]")]
+    hosts = grants["hosts"]
+    rows = [
+        ("permissions", ", ".join(p for p, on in grants["permissions"].items() if on) or "[dim]none[/dim]"),
+        ("hosts", "[dim]any[/dim]" if hosts is None else ", ".join(hosts) or "[dim]none[/dim]"),
+    ]
+    named = [
+        ("endpoints", grants["tcp"]),
+        ("harness grants", grants["harness"]),
+        ("risks", grants["risks"]),
+        ("read-only", grants["files_read"]),
+    ]
+    rows += [(row, ", ".join(items)) for row, items in named if items]
+    rows += [("warning", f"[yellow]{warning}[/yellow]") for warning in grants["warnings"]]
+    return rows
 
 
 def _progress(indexed: dict[str, object]) -> str:
