@@ -32,3 +32,15 @@ def test_a_local_model_is_called_where_it_is_served_without_any_key(world: World
         assert world.chat("work", "hi").strip() == "ok"
         assert local.requests[-1].json["model"] == "local/qwen3"
         assert "authorization" not in local.requests[-1].headers
+
+
+def test_a_server_named_by_its_root_as_ollamas_docs_write_it_is_found_at_its_v1(world: World) -> None:
+    """LNK_MODEL_SERVER=http://127.0.0.1:11434, without /v1: a stand-in serving the OpenAI API at /v1
+    only, as Ollama does (its root answers no chat completions), is asked where, and answers."""
+    with StandInProvider() as local:
+        world.env["LNK_MODEL_SERVER"] = local.origin
+        world.lnk("agent", "start", "work", "--harness", "mini", "--model", "local/qwen3", "--no-sandbox")
+        model = world.harness_settings("work").model
+        assert model is not None and model.url == f"{local.origin}/v1"
+        assert world.chat("work", "hi").strip() == "ok"
+        assert local.requests[-1].path == "/v1/chat/completions"

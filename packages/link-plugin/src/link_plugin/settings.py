@@ -36,7 +36,8 @@ class MachineSettings(_Settings):
     index: str | None = None
     """Where plugins install from: a folder of wheels or an index URL."""
     model_server: str | None = None
-    """The local OpenAI-compatible model server (`lnk model serve`'s, Ollama's): its /v1 base URL."""
+    """The local OpenAI-compatible model server (`lnk model serve`'s, Ollama's): its /v1 base URL, or
+    its root (http://127.0.0.1:11434), where lnk finds its /v1."""
 
 
 class InstructionsMax(_Settings):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
+import httpx
+
 from link_plugin.errors import LinkError
 from link_plugin.keys import KeyStore
 from link_plugin.providers import PROVIDERS, Provider, provider_of
@@ -64,10 +66,28 @@ def hosted(model: str) -> Provider | None:
     return PROVIDERS.get(name)
 
 
+def answers(base: str) -> bool:
+    """Whether an OpenAI-compatible API answers at this base URL (its model list)."""
+    try:
+        return httpx.get(f"{base}/models", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def openai_base(server: str) -> str:
+    """The server's OpenAI-compatible base URL. One named by its root, as Ollama's docs write it
+    (http://127.0.0.1:11434), is asked: its /v1 when that answers, else its root when that does;
+    a server not answering yet gets /v1, where Ollama, llama.cpp and `lnk model serve` all serve."""
+    if urlsplit(server).path.strip("/"):
+        return server
+    return next((base for base in (f"{server}/v1", server) if answers(base)), f"{server}/v1")
+
+
 def configured_server(machine: MachineSettings) -> str | None:
-    """The local OpenAI-compatible server named by LNK_MODEL_SERVER or machine.toml, if any."""
+    """The local OpenAI-compatible server named by LNK_MODEL_SERVER or machine.toml, if any, as its
+    OpenAI-compatible base URL."""
     server = os.environ.get(ENV_MODEL_SERVER) or machine.model_server
-    return server.rstrip("/") if server else None
+    return openai_base(server.rstrip("/")) if server else None
 
 
 def local_server(machine: MachineSettings) -> str:

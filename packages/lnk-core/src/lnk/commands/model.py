@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 from typing import Annotated
 
-import httpx
 import typer
 
 from link_plugin.errors import LinkError
 from link_plugin.files import save_toml
 from lnk.commands.common import err, layout, out, say
 from lnk.machine import load_machine
+from lnk.models import answers
 
 app = typer.Typer(help="Models on this machine.", no_args_is_help=True)
 
@@ -27,13 +27,6 @@ INSTALL = (
     "  llama.cpp   its llama-server (https://github.com/ggml-org/llama.cpp), with a .gguf model file\n"
     "then run `lnk model serve` again."
 )
-
-
-def _answers(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/models", timeout=1.0).status_code == 200
-    except httpx.HTTPError:
-        return False
 
 
 def _command(port: int, model_file: Path | None) -> tuple[str, list[str], dict[str, str]]:
@@ -59,7 +52,7 @@ def serve(
     url = f"http://127.0.0.1:{port}/v1"
     machine = load_machine(layout())
     save_toml(layout().machine, machine.model_copy(update={"model_server": url}))
-    if _answers(url):
+    if answers(url):
         out.print(url)
         say(f"A model server already answers at {url}; agents with --model local/<name> use it.")
         return
@@ -68,7 +61,7 @@ def serve(
     try:
         with err.status(f"Starting {name}..."):
             deadline = time.monotonic() + 60
-            while not _answers(url):
+            while not answers(url):
                 if process.poll() is not None:
                     raise LinkError(f"{name} ended (exit {process.returncode}) before it answered at {url}.")
                 if time.monotonic() > deadline:
