@@ -1,5 +1,8 @@
 """Run every package's tests, each package in a pytest process of its own, then the end-to-end suite.
 
+First, what the tests need from the system (bubblewrap, minisign, ...) is checked, and installed
+when it can be (scripts/host_tools.py): a machine without it stops in a second with one line.
+
 python scripts/test.py               # everything
 python scripts/test.py lnk-core      # one or more folders by name
 """
@@ -10,6 +13,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import host_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +27,7 @@ def suites() -> list[Path]:
         for p in (ROOT / folder).glob("*/tests")
         if not p.parent.name.startswith("_")
     )
-    others = [ROOT / "conformance-kit", ROOT / "release", ROOT / "tests-e2e"]
+    others = [ROOT / "conformance-kit", ROOT / "release", ROOT / "scripts", ROOT / "tests-e2e"]
     return packages + [p for p in others if (p / "tests").is_dir() or list(p.glob("test_*.py"))]
 
 
@@ -31,6 +36,10 @@ def main(names: list[str]) -> int:
     unknown = set(names) - {s.name for s in suites()}
     if unknown:
         print(f"no tests named {', '.join(sorted(unknown))}; there are: {', '.join(s.name for s in suites())}")
+        return 2
+    problem = host_tools.ensure()
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     results: list[tuple[str, int, float]] = []
     for folder in chosen:

@@ -1,0 +1,6 @@
+"""The scripts are run from their folder, not installed: their tests import them from there."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
