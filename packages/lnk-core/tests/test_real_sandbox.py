@@ -44,6 +44,20 @@ def test_a_sandboxed_agent_answers_reaches_its_tools_and_holds_no_key(world: Wor
             assert world.key.encode() not in path.read_bytes()
 
 
+def test_without_bubblewrap_a_start_names_the_command_that_installs_it(world: World) -> None:
+    """A fresh machine: the first start stops before running anything, naming the install command,
+    never a traceback. This machine's bwrap is left alone: the PATH given lacks it."""
+    bare = world.root / "bin"
+    bare.mkdir()
+    for directory in world.env["PATH"].split(":"):
+        for found in Path(directory).glob("*") if Path(directory).is_dir() else []:
+            if found.name != "bwrap" and not (bare / found.name).exists():
+                (bare / found.name).symlink_to(found)
+    world.env["PATH"] = str(bare)
+    world.lnk("agent", "keys", "set", "openai", "fresh", "--stdin", input=world.key)
+    refused = world.lnk("agent", "start", "fresh", "--harness", "mini", ok=False)
+    assert "sudo apt-get install bubblewrap" in refused.stderr and "Traceback" not in refused.stderr
+
 
 @pytest.mark.skipif(not _sandboxes(), reason="bubblewrap can't make a sandbox here")
 def test_a_sandboxed_harness_holding_its_own_key_sends_it_and_the_proxy_adds_none(world: World) -> None:
