@@ -116,6 +116,17 @@ def test_a_tool_that_doesnt_answer_costs_its_tools_not_the_answer(tmp_path: Path
         assert "tools" not in provider.requests[-1].json
 
 
+def test_the_first_turn_after_a_start_is_offered_the_tools(
+    tmp_path: Path, provider: StandInProvider, servers: ToolServers
+) -> None:
+    """A question asked days later, after a restart, is the first turn: it needs memory's search."""
+    settings = settings_for(tmp_path, MAIN, provider.url, tools={"memory": servers.address("memory")})
+    with Harness([settings]) as harness:
+        provider.script(Reply(tool_calls=[ToolCall("search", {"query": "lease"})]), Reply(text="March."))
+        assert say(harness, "when does my lease end?", "kit:first") == (200, "March.")
+        assert servers.called("search")[-1] == {"query": "lease"}  # offered on the first turn, and called
+
+
 def test_the_first_turn_doesnt_wait_for_a_tool_still_starting(
     tmp_path: Path, provider: StandInProvider, servers: ToolServers
 ) -> None:

@@ -6,11 +6,11 @@ schema), untranslated. A tool's answer is kept up to 32 KiB and cut with a note 
 
 Servers are listed when a turn first needs them, never before: a harness that answered nothing
 yet holds no MCP client (about 1 s and 26 MiB). A step waits at most `FIRST_WAIT` for a server it
-never listed (the memory tool may still be starting), and not at all while the MCP client is
-still loading (the first turn after a start: no listing can be back before it has loaded); it
-then goes to the model without that server's tools, which come at the next step or turn, as soon
-as the listing is back. A listing older than `LISTING_TTL` is used while it is asked again, so no
-later step waits for one.
+never listed (the memory tool may still be starting), or `FIRST_LOAD_WAIT` while the MCP client
+is still loading (the first turn after a start: a question asked days later, after a restart,
+needs its memory as much as any); it then goes to the model without that server's tools, which
+come at the next step or turn, as soon as the listing is back. A listing older than
+`LISTING_TTL` is used while it is asked again, so no later step waits for one.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ LISTING_TTL = 300.0
 """Seconds after which a server's tool listing is asked again (it is used meanwhile)."""
 FIRST_WAIT = 0.5
 """Seconds a step waits for a server never listed before it goes to the model without its tools."""
+FIRST_LOAD_WAIT = 3.0
+"""Seconds the first step after a start waits for the MCP client to load (about 1 s) and list."""
 CALL_TIMEOUT = 300.0
 LIST_TIMEOUT = 10.0
 MAX_PAGES = 20
@@ -122,8 +124,8 @@ class Toolbox:
                 asking = self._listing(server)
                 if kept is None:
                     pending.append(asking)
-        if pending and _client_loaded:
-            await asyncio.wait(pending, timeout=wait)
+        if pending:
+            await asyncio.wait(pending, timeout=wait if _client_loaded else max(wait, FIRST_LOAD_WAIT))
         return [self._listings.get(server, (0.0, []))[1] for server in servers]
 
     async def _ask_listing(self, server: str) -> list[ToolSpec]:
