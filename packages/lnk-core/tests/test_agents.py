@@ -105,6 +105,26 @@ def test_a_crashed_harness_is_started_again_and_stop_ends_everything(world: Worl
     assert world.chat("work", "back?").strip() == "ok"
 
 
+def test_a_harness_killed_again_and_again_is_started_again_at_once_every_time(world: World) -> None:
+    world.start("work")
+    for restarts in (1, 2, 3):
+        killed = world.harness_pid("work")
+        os.kill(killed, signal.SIGKILL)
+        wait_until(
+            lambda killed=killed, restarts=restarts: (
+                world.state("work").children["harness"].state == "running"
+                and world.state("work").children["harness"].pid != killed
+                and world.state("work").children["harness"].restarts == restarts
+            ),
+            what=f"the harness starting again after kill {restarts}",
+        )
+        assert world.chat("work", f"back after {restarts}?").strip() == "ok"
+    said = world.lnk("agent", "logs", "work").stdout
+    # A harness that answered is never made to wait: its owner may be waiting for an answer.
+    assert said.count("harness ended (exit -9); starting it again\n") == 3, said
+    assert "starting it again in" not in said
+
+
 def test_foreground_runs_everything_in_one_tree_until_ctrl_c(world: World) -> None:
     world.lnk("agent", "keys", "set", "openai", "fg", "--stdin", input=world.key)
     process = subprocess.Popen(

@@ -139,13 +139,21 @@ class Supervisor:
         log: Path,
         must_start: bool,
         first: Any = None,
+        answers: bool = False,
     ) -> None:
         """Run a child (`first`, when it was started already), restart it when it ends, with a
-        growing pause; stop it when told."""
+        growing pause; stop it when told.
+
+        With `answers`, being ready means the child answered (the harness proved itself on its
+        endpoint): one that answered and ended after is started again at once, its pause over,
+        however often that happens, since someone may be waiting for its answer; the pause grows
+        only while it keeps ending before it answers. A bridge's readiness says only that it runs,
+        so a bridge that keeps ending waits longer each time."""
         child = self.child(part, name)
         backoff = 1.0
         ever_ready = False
         while not self.stopping.is_set():
+            answered = False
             try:
                 process = first if first is not None else await spawn()
                 first = None
@@ -160,7 +168,7 @@ class Supervisor:
             child.pid, child.state, child.since = process.pid, "starting", time.time()
             self.save(part)
             if await ready(process):
-                ever_ready = True
+                ever_ready = answered = True
                 child.state, child.since = "running", time.time()
                 self.save(part)
                 self.say(f"{name} is running (pid {process.pid})")
@@ -188,6 +196,10 @@ class Supervisor:
             child.restarts += 1
             child.state, child.pid = "restarting", None
             self.save(part)
+            if answers and answered:
+                self.say(f"{name} ended (exit {process.returncode}); starting it again")
+                backoff = 1.0
+                continue
             if time.monotonic() - began > HEALTHY_RESET:
                 backoff = 1.0
             self.say(f"{name} ended (exit {process.returncode}); starting it again in {backoff:.0f} s")
@@ -427,7 +439,9 @@ class Supervisor:
                 memory = f"memory-{self.agent.id}"
                 if bridge is not None and memory in bridge.backends:
                     tasks.append(asyncio.create_task(self._warm(bridge, memory)))
-                keeper = self.keep("harness", "harness", self.spawn_harness, self.harness_ready, self.log, True, first)
+                keeper = self.keep(
+                    "harness", "harness", self.spawn_harness, self.harness_ready, self.log, True, first, answers=True
+                )
                 tasks.append(asyncio.create_task(keeper))
             if "bridges" in self.parts:
                 tasks.append(asyncio.create_task(self.run_bridges()))
