@@ -110,8 +110,6 @@ def machine(
 def agent(machine: Machine, model_key: str) -> str:
     """The agent, started in its sandbox with Link Harness and Link Memory, its model key with Link only."""
     machine.lnk("agent", "keys", "set", "openai", AGENT, "--stdin", input=model_key)
-    # A harness killed mid-answer leaves its turn to the next one after `lapse` (60 s unless set).
-    machine.set_turns(AGENT, renew=1, lapse=5)
     machine.lnk("agent", "memory", "start", "link", AGENT)
     machine.lnk("agent", "start", AGENT)
     return AGENT

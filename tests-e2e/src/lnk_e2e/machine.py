@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import tomllib
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lnk_e2e import processes
+from lnk_e2e.processes import Process
 from lnk_e2e.release import Release
 
 KEPT = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -105,17 +105,6 @@ class Machine:
     def settings(self, agent: str) -> dict[str, Any]:
         return tomllib.loads(self.settings_file(agent).read_text())
 
-    def set_turns(self, agent: str, renew: float, lapse: float) -> None:
-        """Edit `[turns]` in the agent's settings, as its owner may: how soon a dead harness's turn is taken over."""
-        path = self.settings_file(agent)
-        text = path.read_text()
-        for name, value in (("renew", renew), ("lapse", lapse)):
-            text, count = re.subn(rf"(?m)^{name} = .*$", f"{name} = {value}", text)
-            assert count == 1, f"{path} has no single {name} under [turns]:\n{text}"
-        path.write_text(text)
-        turns = self.settings(agent)["turns"]
-        assert (turns["renew"], turns["lapse"]) == (renew, lapse), turns
-
     def folder(self, agent: str) -> Path:
         return self.agents / agent
 
@@ -132,6 +121,17 @@ class Machine:
     def processes(self) -> list[processes.Process]:
         """Every process of this machine's Link: each names its root, in its command or environment."""
         return [p for p in processes.mentioning(str(self.root)) if p.pid != os.getpid()]
+
+    def bridge(self, channel: str) -> Process | None:
+        """The process carrying `channel`'s messages (`lnk-<channel> bridge`), while one runs."""
+        for process in self.processes():
+            if (
+                process.argv[-1:] == ["bridge"]
+                and len(process.argv) > 1
+                and process.argv[-2].endswith(f"lnk-{channel}")
+            ):
+                return process
+        return None
 
     def close(self) -> None:
         """End whatever of this machine's Link still runs (after a failed test), each by its pid."""

@@ -27,6 +27,21 @@ STORY = (
 )
 
 
+@dataclass(frozen=True)
+class Pace:
+    """How an answer streams: in `chunks` pieces, `delay` seconds apart."""
+
+    chunks: int
+    delay: float
+
+    @property
+    def seconds(self) -> float:
+        return self.chunks * self.delay
+
+
+PACE = Pace(chunks=6, delay=0.4)
+
+
 def _result_line(result: str) -> str:
     """The note `remember` says it wrote."""
     try:
@@ -36,12 +51,22 @@ def _result_line(result: str) -> str:
     return str(line).removeprefix("- ") if line else ""
 
 
-def _found(pattern: str, answer: str, otherwise: str) -> Callable[[str], str]:
-    def compose(result: str) -> str:
+def _found(pattern: str, answer: str, otherwise: str) -> Callable[[re.Match[str], str], str]:
+    def compose(asked: re.Match[str], result: str) -> str:
         match = re.search(pattern, result)
         return answer.format(*match.groups()) if match else otherwise
 
     return compose
+
+
+def _looked_up(asked: re.Match[str], result: str) -> str:
+    """What a round of the crash test found: how many passages `search` gave, or that the call was
+    lost (the harness died during it and the next one answered it "not made again")."""
+    try:
+        found = len(json.loads(result)["results"])
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return f"Round {asked.group(1)}: the search didn't answer ({result.split('.')[0]})."
+    return f"Round {asked.group(1)}: the search found {found} passages about {asked.group(2)}."
 
 
 @dataclass(frozen=True)
@@ -50,8 +75,8 @@ class Skill:
     """A pattern the owner's message matches."""
     tool: str | None
     arguments: Callable[[re.Match[str]], dict[str, Any]]
-    answer: Callable[[str], str]
-    """The answer, from the tool's result (or from the message, for a skill without a tool)."""
+    answer: Callable[[re.Match[str], str], str]
+    """The answer, from the owner's words and the tool's result (or the message, for a skill without a tool)."""
 
 
 SKILLS = [
@@ -59,7 +84,9 @@ SKILLS = [
         r"(?i)remember that (.+)",
         "remember",
         lambda m: {"add": m.group(1)[0].upper() + m.group(1)[1:].rstrip(".") + "."},
-        lambda result: f"I'll remember that: {_result_line(result)}" if _result_line(result) else "I couldn't keep it.",
+        lambda m, result: (
+            f"I'll remember that: {_result_line(result)}" if _result_line(result) else "I couldn't keep it."
+        ),
     ),
     Skill(
         r"(?i)what is my sister called",
@@ -73,8 +100,9 @@ SKILLS = [
         lambda m: {"query": "boiler serial number"},
         _found(r"serial number is ([A-Z0-9-]+)", "The boiler's serial number is {}.", "I couldn't find it."),
     ),
-    Skill(r"(?i)tell me a story", None, lambda m: {}, lambda message: STORY),
-    Skill(r"(?s)(.*)", None, lambda m: {}, lambda message: f"You said: {message}"),
+    Skill(r"(?i)^round (\d+): look up (.+)", "search", lambda m: {"query": m.group(2)}, _looked_up),
+    Skill(r"(?i)tell me a story", None, lambda m: {}, lambda m, message: STORY),
+    Skill(r"(?s)(.*)", None, lambda m: {}, lambda m, message: f"You said: {message}"),
 ]
 
 
@@ -87,12 +115,13 @@ def _text(message: dict[str, Any]) -> str:
 
 class Model:
     """The stand-in provider, what it was asked and what it answered; `slow` makes the next answer
-    take its time (twenty seconds, in forty pieces)."""
+    take its time (twenty seconds, in forty pieces), `pace` how every other answer streams."""
 
     def __init__(self, key: str) -> None:
         self.provider = StandInProvider(key=key)
         self.answers: list[str] = []
         self.slow = threading.Event()
+        self.pace = PACE
 
     @property
     def origin(self) -> str:
@@ -123,10 +152,10 @@ class Model:
         asked = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
         skill, match = next((s, m) for s in SKILLS if (m := re.search(s.asked, asked)))
         if skill.tool is None:
-            return self._say(skill.answer(match.group(1) if match.groups() else asked))
+            return self._say(skill.answer(match, match.group(1) if match.groups() else asked))
         last = messages[-1] if messages else {}
         if last.get("role") == "tool":
-            return self._say(skill.answer(_text(last)))
+            return self._say(skill.answer(match, _text(last)))
         if skill.tool not in request.tool_names:
             return self._say(f"I have no {skill.tool} tool here (I have: {', '.join(sorted(request.tool_names))}).")
         return Reply(tool_calls=[ToolCall(skill.tool, skill.arguments(match))])
@@ -137,4 +166,4 @@ class Model:
         if self.slow.is_set():
             self.slow.clear()
             return Reply(text=text, chunks=40, delay=0.5)
-        return Reply(text=text, chunks=6, delay=0.4)
+        return Reply(text=text, chunks=self.pace.chunks, delay=self.pace.delay)
