@@ -2,7 +2,8 @@
 
 python scripts/bench.py lnk-harness            # every benchmark of the package
 python scripts/bench.py lnk-sandbox startup    # one of them
-python scripts/bench.py all                    # every package's, then the table of figures
+python scripts/bench.py tests-e2e crash        # the whole system's, built and installed as the suite does
+python scripts/bench.py all                    # every one of them, then the table of figures
 
 A benchmark adds its figure to the table by printing one line per row it measures:
 
@@ -51,14 +52,18 @@ TABLE = (
 )
 
 
-def packages() -> list[str]:
-    return sorted(p.parent.name for p in (ROOT / "packages").glob("*/benchmarks"))
+def folders() -> dict[str, Path]:
+    """Each package's benchmarks folder, and the end-to-end suite's (the whole system's figures)."""
+    found = {p.parent.name: p for p in (ROOT / "packages").glob("*/benchmarks")}
+    whole = ROOT / "tests-e2e" / "benchmarks"
+    if whole.is_dir():
+        found[whole.parent.name] = whole
+    return found
 
 
 def benchmarks(package: str) -> list[Path]:
-    folder = ROOT / "packages" / package / "benchmarks"
     # A benchmark is a script; its helpers are modules it imports.
-    return sorted(p for p in folder.glob("*.py") if "__main__" in p.read_text())
+    return sorted(p for p in folders()[package].glob("*.py") if "__main__" in p.read_text())
 
 
 def run(package: str, script: Path) -> tuple[int, list[dict[str, str]]]:
@@ -98,7 +103,7 @@ def table(rows: list[dict[str, str]]) -> str:
 
 
 def main(args: list[str]) -> int:
-    known = packages()
+    known = sorted(folders())
     if args[:1] == ["all"]:
         code, rows = 0, []
         for package in known:

@@ -9,27 +9,25 @@ one story on that machine, in order.
 
 from __future__ import annotations
 
-import re
 import secrets
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from lnk_e2e.machine import Machine
 from lnk_e2e.model import Model
+from lnk_e2e.pairing import Pairing, pair
 from lnk_e2e.phone import Phone
 from lnk_e2e.release import Release, build_release, install_lnk
-from lnk_testing.telegram import TOKEN, FakeTelegram, User
+from lnk_testing.telegram import FakeTelegram, User
 
 AGENT = "assistant"
 OWNER = User(4242, "Olivia", "olivia")
 STRANGER = User(777, "Sam", "sam")
-CODE = re.compile(r"private chat on Telegram: ([A-Z0-9]{4}-[A-Z0-9]{4})")
 MACHINE = pytest.StashKey[Machine]()
 
 
@@ -115,33 +113,10 @@ def agent(machine: Machine, model_key: str) -> str:
     return AGENT
 
 
-@dataclass(frozen=True)
-class Pairing:
-    said: str
-    """What `lnk agent connect telegram` told the terminal."""
-    code: str
-
-
 @pytest.fixture(scope="session")
 def paired(machine: Machine, agent: str, telegram: FakeTelegram) -> Pairing:
     """`lnk agent connect telegram`: the token on stdin, the code from the terminal, sent by the owner."""
-    connecting = machine.spawn("agent", "connect", "telegram", agent, "--token-stdin")
-    assert connecting.stdin is not None and connecting.stdout is not None
-    connecting.stdin.write(TOKEN + "\n")
-    connecting.stdin.close()
-    said: list[str] = []
-    for line in connecting.stdout:
-        said.append(line)
-        if found := CODE.search(line):
-            code = found.group(1)
-            break
-    else:
-        connecting.wait(timeout=60)
-        raise AssertionError("lnk agent connect telegram showed no pairing code:\n" + "".join(said))
-    telegram.private(OWNER, code)
-    said += connecting.stdout
-    assert connecting.wait(timeout=300) == 0, f"connect failed ({connecting.returncode}):\n{''.join(said)}"
-    return Pairing("".join(said), code)
+    return pair(machine, agent, telegram, OWNER)
 
 
 @pytest.fixture

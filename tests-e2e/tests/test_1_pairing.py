@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import AGENT, OWNER, Pairing
+from conftest import AGENT, OWNER
 
 from lnk_e2e.machine import Machine
 from lnk_e2e.model import Model
+from lnk_e2e.pairing import Pairing
 from lnk_e2e.phone import Phone
 from lnk_e2e.waiting import wait_for
 from lnk_testing.telegram import TOKEN, FakeTelegram
