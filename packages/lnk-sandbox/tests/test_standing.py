@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 from helpers import Link
@@ -42,6 +43,17 @@ def test_a_change_is_seen_by_the_next_run_even_at_the_same_size_and_time(link: L
     assert Standing.of(link.layout, "main", "mini").forbids_unsandboxed
     link.layout.machine.unlink()
     assert not Standing.of(link.layout, "main", "mini").forbids_unsandboxed
+
+
+def test_a_deleted_agents_files_leave_what_is_kept(link: Link) -> None:
+    link.agent("other", "otheragent01")
+    link.grants("other", 'hosts = ["example.com"]\n')
+    Standing.of(link.layout, "other", "mini")
+    folder = link.layout.agent_config("other").settings.parent
+    assert any(path.startswith(str(folder)) for path in kept(link))
+    shutil.rmtree(folder)  # as `lnk agent delete` does
+    Standing.of(link.layout, "main", "mini")
+    assert not any(path.startswith(str(folder)) for path in kept(link))
 
 
 def test_a_broken_file_fails_every_run_and_is_never_kept(link: Link) -> None:

@@ -151,6 +151,13 @@ class _Found:
             return
         if isinstance(kept, dict) and kept.get("edition") == EDITION and isinstance(kept.get("files"), dict):
             self.files = kept["files"]
+        # A deleted agent's files leave with its folder: nothing of it stays kept here. (Only an
+        # agent's: a file that doesn't exist, as the machine's or a harness's often, is kept too.)
+        agents = layout.config / "agents"
+        gone = [path for path in self.files if Path(path).parent.parent == agents and not Path(path).parent.is_dir()]
+        for path in gone:
+            del self.files[path]
+        self.changed = bool(gone)
 
     def settings(self, agent: str) -> dict[str, Any]:
         return self.view("settings", self.layout.agent_config(agent).settings, agent)
