@@ -14,11 +14,12 @@ from lnk_e2e.machine import Machine
 from lnk_e2e.waiting import wait_for
 
 MACHINE_WIDE = re.compile(
-    r"\.config/lnk/(machine\.toml|\.install\.lock)"
+    r"\.config/lnk/(machine\.toml|\.install\.lock|checked\.json|cache/answers/[0-9a-f]{24}-[a-z]+(-\d+)?\.json)"
     r"|Link/\.link-memory/[0-9a-f]{16}/engine\.(lock|log)"
 )
-"""Link's settings for the machine and the owner's memory engine's lock and log (one engine serves
-all of an owner's agents), not any agent's: they stay for the next agent."""
+"""Link's settings for the machine, what it kept of each plugin release's answers and of the files a
+sandbox is built from (a deleted agent's leave with it), and the owner's memory engine's lock and
+log (one engine serves all of an owner's agents), not any agent's: they stay for the next agent."""
 
 
 def free(port: int) -> bool:
