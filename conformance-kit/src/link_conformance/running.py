@@ -26,10 +26,26 @@ def port_free(port: int) -> bool:
     return True
 
 
+PORTS_FROM = 24000
+"""Test ports start here: above the ports Link gives agents (18800, blocks from 20000 up) and below
+the kernel's ephemeral range, where an outgoing connection could take the port first."""
+
+
+def _ephemeral_start() -> int:
+    """The first port the kernel picks for outgoing connections (32768 on Linux unless set)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_block(count: int) -> int:
-    """The first of `count` consecutive free loopback ports."""
+    """The first of `count` consecutive free loopback ports, outside the kernel's ephemeral range:
+    there a client's connection could take the port before the harness binds it, or a probe of the
+    still-empty port could connect to itself (TCP's simultaneous open) and look like a listener."""
+    last = max(_ephemeral_start(), PORTS_FROM + 1000) - count
     for _ in range(200):
-        first = random.randint(30000, 60000 - count)
+        first = random.randint(PORTS_FROM, last)
         if all(port_free(first + i) for i in range(count)):
             return first
     raise RuntimeError(f"no {count} consecutive free ports")
@@ -41,10 +57,13 @@ def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes] | 
         if process is not None and process.poll() is not None:
             raise AssertionError(f"the harness exited with {process.returncode} before it listened")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as probe:
+                # A probe that connected to itself found no listener, only its own port.
+                if probe.getsockname() != probe.getpeername():
+                    return
         except OSError:
-            time.sleep(0.05)
+            pass
+        time.sleep(0.05)
     raise AssertionError(f"nothing listened on port {port} within {timeout:.0f} s")
 
 
