@@ -188,7 +188,9 @@ def test_recovery_delivers_its_channels_answers_and_confirms_each(harness: Scrip
 
 
 def test_an_answer_that_broke_off_is_asked_for_until_it_comes(harness: ScriptedHarness) -> None:
-    """The restarted harness answers before it finished the dead one's turn: the answer comes later."""
+    """The restarted harness answers before it finished the dead one's turn: the answer comes later.
+    An older answer of the same chat, shown whole before its harness noted it, comes first: it is
+    confirmed unshown, and the owed one is still asked for."""
     harness.script = lambda text: Answer(["once upon ", "a time"], crash_after=1, kept_at_once=False)
     bridge = Bridge(harness.ref)
     place = bridge.place("3")
@@ -198,9 +200,13 @@ def test_an_answer_that_broke_off_is_asked_for_until_it_comes(harness: ScriptedH
         await until(lambda: harness.recovers >= 1)
         await asyncio.sleep(0.4)  # past the few seconds recovery is asked after the bridge started
         await bridge.carrier.carry("3", "a story", place, key="m9")
+        older = harness.keep("chat:3", "an older answer")
+        await bridge.recovery.shown.add(older)
+        await until(lambda: older in harness.confirmed)
+        await asyncio.sleep(0.4)  # past the few seconds recovery is asked after the endpoint came back
         before = harness.recovers
         await until(lambda: harness.recovers >= before + 3)  # asked again and again, with nothing there yet
-        harness.keep("chat:3", "once upon a time")
+        harness.finish_broken("chat:3")
         await until(lambda: len(place.finals) == 2)
         await asyncio.sleep(0.4)  # past the few seconds recovery is asked after the endpoint came back
         asked = harness.recovers

@@ -218,6 +218,17 @@ class ScriptedHarness(Restartable):
             self._keep(said)
         return said.id
 
+    def finish_broken(self, thread: str) -> str:
+        """The turn whose answer broke off in `thread` (`kept_at_once=False`) finished by the
+        restarted harness: its whole answer kept for recovery under the id its stream said."""
+        with self._lock:
+            broken = [s for s in self._state.answers.values() if s.thread == thread and s.written is Written.BROKEN]
+            assert broken, f"no answer broke off in {thread}"
+            said = broken[-1]
+            said.written = Written.DONE
+            self._keep(said)
+        return said.id
+
     @property
     def kept(self) -> list[wire.Undelivered]:
         with self._lock:

@@ -162,6 +162,7 @@ class Carrier:
         await order.acquire()
         answer: StreamedAnswer | None = None
         claimed: str | None = None
+        reply_id: str | None = None
         try:
             async with self._client.chat(text, thread, message_id=key) as reply:
                 order.release()
@@ -169,6 +170,7 @@ class Carrier:
                 self._recovery.reached()
                 if reply.steered:
                     return self._quietly(place.mark(self._steered)) if self._steered else None
+                reply_id = reply.answer_id
                 if reply.answer_id is not None:
                     if not await self._shown.claim(reply.answer_id):
                         await self._leave(thread, reply)
@@ -181,7 +183,7 @@ class Carrier:
             if answer is None:
                 self._release(claimed)
                 raise
-            self._recovery.lost(owed=thread)
+            self._recovery.lost(owed=thread, answer=reply_id)
             self._log(f"{thread}: the endpoint broke mid-answer ({exc}); the answer comes by recovery")
             return self._finish(answer, claimed, INTERRUPTED)
         except EndpointError as exc:

@@ -9,7 +9,8 @@ took) as it takes each conversation again, which can be just after the first rou
 endpoint is back (and after the bridge starts) recovery is asked at the same pace for `SETTLE`
 seconds more. An answer that broke off mid-way is owed: a harness whose lease must lapse first
 answers it later still, so while an answer is owed recovery is asked until it comes (up to
-`OWED`). Each answer for this channel
+`OWED`): that answer, by the id its stream said, not another of the same chat that was waiting
+(shown whole before its harness noted it). Each answer for this channel
 goes to its chat and is then confirmed; one already shown (`ShownAnswers`, by its id: shown by
 this bridge before it restarted, or streamed whole before the harness died) is confirmed without
 being shown again. Answers for another channel's threads are left for that channel's bridge.
@@ -69,20 +70,21 @@ class Recovery:
         self._back_at = self._lost_at
         self._settle = settle
         self._owed_for = owed_for
-        self._owed: dict[str, float] = {}
-        """Threads whose answer broke off, and until when it is asked for."""
+        self._owed: dict[str, tuple[float, str | None]] = {}
+        """Threads whose answer broke off: until when it is asked for, and its id (None: the endpoint
+        said none, so any answer of the thread ends the asking)."""
         self._reachable = asyncio.Event()
         self._lost = asyncio.Event()
         self._wake = asyncio.Event()
         self.rounds = 0
         """How many times recovery was asked and answered."""
 
-    def lost(self, owed: wire.Thread | None = None) -> None:
-        """A message found the endpoint unreachable (or its answer broke off in `owed`): recover when
-        it answers again, and for an owed answer, until it comes."""
+    def lost(self, owed: wire.Thread | None = None, answer: str | None = None) -> None:
+        """A message found the endpoint unreachable (or its answer, `answer` by id, broke off in
+        `owed`): recover when it answers again, and for an owed answer, until it comes."""
         self._lost_at = time.monotonic()
         if owed is not None:
-            self._owed[str(owed)] = self._lost_at + self._owed_for
+            self._owed[str(owed)] = (self._lost_at + self._owed_for, answer)
         self._reachable.clear()
         self._lost.set()
 
@@ -120,7 +122,7 @@ class Recovery:
 
     def _still_owed(self) -> bool:
         now = time.monotonic()
-        for thread, until in list(self._owed.items()):
+        for thread, (until, _) in list(self._owed.items()):
             if until < now:
                 del self._owed[thread]
                 self._log(f"recovery: the answer owed in {thread} never came; no longer asking for it")
@@ -167,5 +169,11 @@ class Recovery:
                     continue
                 finally:
                     self.shown.release(answer.id)
-            self._owed.pop(str(thread), None)
+            self._came(str(thread), answer.id)
             await self._client.confirm([answer.id])
+
+    def _came(self, thread: str, answer: str) -> None:
+        """An answer of `thread` was handed over: the owed one, unless the owed one has another id."""
+        owed = self._owed.get(thread)
+        if owed is not None and owed[1] in (None, answer):
+            del self._owed[thread]
