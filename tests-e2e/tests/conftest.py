@@ -9,6 +9,7 @@ one story on that machine, in order.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 import subprocess
@@ -66,6 +67,9 @@ def root() -> Iterator[Path]:
     # Short, so unix sockets under it stay within their 108-byte limit.
     folder = Path(tempfile.mkdtemp(prefix="lnk-e2e-", dir="/tmp"))
     yield folder
+    if os.environ.get("LNK_E2E_KEEP"):
+        print(f"\nLNK_E2E_KEEP: the machine's folder is kept at {folder}")
+        return
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -208,7 +208,12 @@ class Killing:
                 return False
             return (bool(at.via) and not waiting) or at.unrecorded
 
-        wait_for(settled, 180, lambda: f"{at.said()}: the answer shown, delivered and confirmed; shown {at.shown}")
+        def unsettled() -> str:
+            kept = self.conversation.kept(at.text)
+            found = self.conversation.since(kept[0]) if kept else "  the message was never kept"
+            return f"{at.said()}: the answer shown, delivered and confirmed (shown {at.shown}; since:\n{found}\n)"
+
+        wait_for(settled, 180, unsettled)
         at.settled = time.monotonic() - at.killed
         print(at.said(), flush=True)
 

@@ -58,3 +58,17 @@ class Conversation:
         """The answers waiting for the bridge to confirm them."""
         folder = self.folder / "outbox"
         return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+    def since(self, message: int) -> str:
+        """What happened from message `message` on, for a failure to say: each event's number and
+        kind (with its turn, and what it answers or confirms), the lease of a turn that runs, and the
+        outbox."""
+        lines = []
+        for number, event in self.events().items():
+            if number >= message:
+                about = {k: event[k] for k in ("turn", "messages", "answer", "via", "name", "call") if k in event}
+                lines.append(f"  {number}: {event['kind']} {json.dumps(about)}")
+        lease = self.folder / "turn.json"
+        lines.append(f"  lease: {lease.read_text() if lease.exists() else 'none'}")
+        lines.append(f"  outbox: {self.outbox()}")
+        return "\n".join(lines)
