@@ -11,6 +11,7 @@ from pathlib import Path
 
 from test_bridge_answer import Chat
 
+from link_plugin import wire
 from link_plugin.bridge.carry import INTERRUPTED, UNREACHABLE, Carrier, Pace
 from link_plugin.bridge.recovery import Recovery
 from link_plugin.bridge.shown import ShownAnswers
@@ -162,6 +163,30 @@ def test_a_refusal_is_told_not_hidden(harness: ScriptedHarness) -> None:
     run(main)
     told = " ".join(bridge.place("1").finals)
     assert "refused" in told and "401" in told
+
+
+def test_a_recovery_round_that_fails_unforeseen_is_asked_again(harness: ScriptedHarness) -> None:
+    mine = harness.keep("chat:5", "late")
+    bridge = Bridge(harness.ref)
+    client = bridge.recovery._client
+    asked = client.recover
+    failures = [RuntimeError("something nobody foresaw")]
+
+    async def failing_once() -> list[wire.Undelivered]:
+        if failures:
+            raise failures.pop()
+        return await asked()
+
+    client.recover = failing_once  # type: ignore[method-assign]
+
+    async def main() -> None:
+        recovery = asyncio.create_task(bridge.recovery.run())
+        await until(lambda: harness.confirmed == [mine])
+        recovery.cancel()
+
+    run(main)
+    assert bridge.place("5").finals == ["late"]
+    assert "a round failed (RuntimeError: something nobody foresaw)" in bridge.log[0]
 
 
 def test_recovery_delivers_its_channels_answers_and_confirms_each(harness: ScriptedHarness) -> None:

@@ -19,6 +19,7 @@ from link_plugin import wire
 from link_plugin.channel import EndpointRef
 from link_plugin.endpoint import (
     EndpointClient,
+    EndpointError,
     EndpointRefused,
     EndpointUnreachable,
     ProofFailed,
@@ -37,6 +38,8 @@ class Harness:
 
     honest: bool = True
     steer: bool = False
+    garbled: bool = False
+    """Answer recovery with a body that isn't a list of answers."""
     seen: list[tuple[str, int, dict[str, str]]] = field(default_factory=list)
     kept: list[wire.Undelivered] = field(
         default_factory=lambda: [wire.Undelivered(id="a1", thread="telegram:1", content="late answer")]
@@ -81,6 +84,8 @@ class Harness:
             sent = set((await request.json())["sent"])
             self.kept = [a for a in self.kept if a.id not in sent]
             return JSONResponse({})
+        if self.garbled:
+            return JSONResponse({"answers": [{"id": "a1"}]})
         return JSONResponse(wire.RecoverAnswer(answers=self.kept).model_dump())
 
 
@@ -179,6 +184,14 @@ def test_recover_in_two_steps(harness: Harness, client: EndpointClient) -> None:
     assert [a.id for a in asyncio.run(client.recover())] == ["a1"], "kept until confirmed"
     asyncio.run(client.confirm(["a1"]))
     assert asyncio.run(client.recover()) == []
+
+
+def test_a_garbled_recovery_is_the_endpoints_error(harness: Harness, client: EndpointClient) -> None:
+    """Said as an endpoint error, which a bridge's recovery logs and asks again after, never a
+    validation error that would end its recovery for good."""
+    harness.garbled = True
+    with pytest.raises(EndpointError, match="isn't a list of answers"):
+        asyncio.run(client.recover())
 
 
 def test_nobody_listening_is_unreachable() -> None:

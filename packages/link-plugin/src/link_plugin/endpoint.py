@@ -274,7 +274,13 @@ class EndpointClient:
             raw = await connection.body()
             if response.status != 200:
                 raise EndpointRefused(response.status, raw.decode()[:500])
-            return wire.RecoverAnswer.model_validate_json(raw).answers
+            try:
+                return wire.RecoverAnswer.model_validate_json(raw).answers
+            except ValueError as exc:
+                # Said as the endpoint's fault, like any other: recovery asks again, never ends.
+                raise EndpointError(
+                    f"the endpoint's answer to {wire.RECOVER_PATH} isn't a list of answers: {raw[:200]!r}"
+                ) from exc
 
     async def confirm(self, sent: list[str]) -> None:
         body = wire.RecoverConfirm(sent=sent).model_dump_json().encode()

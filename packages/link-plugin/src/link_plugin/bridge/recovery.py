@@ -144,6 +144,10 @@ class Recovery:
                     )
             except EndpointError as exc:
                 self._log(f"recovery: {exc}")
+            except Exception as exc:
+                # Recovery lasts as long as the bridge: one round that failed in a way nobody
+                # foresaw is said and asked again, never the end of every answer owed.
+                self._log(f"recovery: a round failed ({type(exc).__name__}: {exc}); asking again")
             said = True
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
