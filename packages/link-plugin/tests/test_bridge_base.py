@@ -4,8 +4,11 @@ what the channel shows while it answers."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from test_bridge_carry import PACE, Place, run, until
 
@@ -13,9 +16,10 @@ from link_plugin.approvals import Question
 from link_plugin.bridge.base import EDITED, UNSUPPORTED, Bridge
 from link_plugin.bridge.carry import Place as ChannelPlace
 from link_plugin.bridge.rules import Heard, Incoming
+from link_plugin.bridge.shown import ShownAnswers
 from link_plugin.channel import BridgeSpec
 from link_plugin.contract import CONTRACT_VERSION
-from lnk_testing.endpoint import AGENT, ScriptedHarness
+from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
 
 
 class Asked(Place):
@@ -29,8 +33,15 @@ class Asked(Place):
 class Queued(Bridge):
     """A channel whose service is a queue the test puts messages on."""
 
-    def __init__(self, harness: ScriptedHarness) -> None:
-        spec = BridgeSpec(contract=CONTRACT_VERSION, agent=AGENT, endpoint=harness.ref, section={}, secrets={})
+    def __init__(self, harness: ScriptedHarness, folder: Path | None = None) -> None:
+        spec = BridgeSpec(
+            contract=CONTRACT_VERSION,
+            agent=AGENT,
+            endpoint=harness.ref,
+            section={},
+            secrets={},
+            folder=str(folder) if folder else None,
+        )
         super().__init__(spec, "queued", "owner", limit=100, pace=PACE, probe=0.05)
         self.service: asyncio.Queue[Heard] = asyncio.Queue()
         self.places: dict[str, Asked] = {}
@@ -91,6 +102,29 @@ def test_recovery_is_asked_first_and_its_answer_shown_once_the_service_is_reache
 
     run(main)
     assert bridge.said == ["reached", "closed"]
+
+
+def test_a_bridge_asked_to_stop_finishes_the_answer_it_shows_and_notes_it_shown(
+    harness: ScriptedHarness, tmp_path: Path
+) -> None:
+    """SIGTERM, as Link stops an agent, mid-answer: the answer is shown whole and noted as shown
+    before the bridge ends, so its harness handing it over again after a restart shows it once."""
+    harness.script = lambda text: Answer(["a slow ", "answer ", "to ", text], delay=0.2)
+    bridge = Queued(harness, tmp_path)
+
+    async def main() -> None:
+        running = asyncio.create_task(bridge.run())
+        bridge.reached.set()
+        await bridge.service.put(_heard("hello", "m1"))
+        await until(lambda: bridge.place("owner").messages)  # its first words are on the screen
+        os.kill(os.getpid(), signal.SIGTERM)
+        await running  # a stop asked for ends the bridge as it should, not with an error
+
+    run(main)
+    assert bridge.place("owner").finals == ["a slow answer to hello"]
+    assert bridge.said == ["reached", "answering", "answered", "closed"]
+    assert [m.text for m in harness.messages] == ["hello"]
+    assert "queued:owner/1" in ShownAnswers.in_folder(str(tmp_path), print)
 
 
 def test_only_the_owners_text_is_carried_and_the_rest_gets_a_note_or_nothing(harness: ScriptedHarness) -> None:

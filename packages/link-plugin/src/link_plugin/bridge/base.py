@@ -10,7 +10,10 @@ how it reads its messages.
 
 `run` starts recovery before the service is reached (an answer that finished unseen is asked for
 even while the service is away, and delivered once it is reached), reaches the service, starts
-asking the owner when the spec names the agent's control socket, then listens. `heard` applies
+asking the owner when the spec names the agent's control socket, then listens. Asked to stop
+(SIGTERM, as Link stops or restarts an agent), it listens no more and gives the answers it is
+showing `STOP_GRACE` seconds to finish: an answer shown whole is noted as shown before the bridge
+ends, so when it is handed over again after the restart it is confirmed, not shown twice. `heard` applies
 the rules to each message: only the owner's, in a direct chat or mentioning the bot in a group;
 an edit or a message with no text gets a short note, the owner's yes or no to a question shown
 answers it (never carried), anything else is carried under its key. `answering` is what a channel
@@ -20,9 +23,11 @@ shows while a message is answered besides typing (Slack's 👀); nothing by defa
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import traceback
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any, TypedDict, Unpack
 
@@ -42,6 +47,8 @@ from link_plugin.plugin import say
 
 UNSUPPORTED = "(I can read text messages only: send this as text.)"
 EDITED = "(Edits aren't passed on to the agent: send the change as a new message.)"
+STOP_GRACE = 3.0
+"""Seconds a stopping bridge gives the answers it is showing; Link ends it 5 s after asking."""
 
 
 class Timing(TypedDict, total=False):
@@ -96,6 +103,8 @@ class Bridge(ABC):
         self._polls = {"busy": timing.get("busy", BUSY), "idle": timing.get("idle", IDLE), "give_up": pace.give_up}
         self._ready = asyncio.Event()
         self.tasks = Tasks()
+        self.showing = Tasks()
+        """What the service sent, each being handled: let finish when the bridge stops."""
 
     @abstractmethod
     async def reach(self) -> str:
@@ -119,24 +128,31 @@ class Bridge(ABC):
         """The owner's direct chat, where tool calls waiting for them are asked."""
 
     async def run(self) -> None:
-        """Carry until cancelled; ends with a LinkError when the service refuses the bot."""
-        self.tasks.spawn(self.recovery.run())
-        try:
-            name = await self.reach()
-            self._ready.set()
-            say(f"carrying {name} for the agent")
-            if self._control is not None:
-                self.asking = Asking(self._control, self.owner_chat(), self.owner, say, **self._polls)
-                self.tasks.spawn(self.asking.run())
-            await self.listen()
-        finally:
-            await self.tasks.stop()
-            await self.close()
+        """Carry until cancelled or asked to stop (SIGTERM); ends with a LinkError when the service
+        refuses the bot."""
+        with _stopped_by_sigterm() as stopping:
+            self.tasks.spawn(self.recovery.run())
+            try:
+                name = await self.reach()
+                self._ready.set()
+                say(f"carrying {name} for the agent")
+                if self._control is not None:
+                    self.asking = Asking(self._control, self.owner_chat(), self.owner, say, **self._polls)
+                    self.tasks.spawn(self.asking.run())
+                await self.listen()
+            except asyncio.CancelledError:
+                if not stopping.is_set():
+                    raise
+            finally:
+                await self.showing.drain(STOP_GRACE)
+                await self.showing.stop()
+                await self.tasks.stop()
+                await self.close()
 
     def spawn(self, what: str, work: Coroutine[Any, Any, object]) -> None:
         """Handle one thing the service sent on its own, so a long answer never holds up the next
         message; whatever goes wrong is logged under `what` and never stops the bridge."""
-        self.tasks.spawn(self._logged(what, work))
+        self.showing.spawn(self._logged(what, work))
 
     @staticmethod
     async def _logged(what: str, work: Coroutine[Any, Any, object]) -> None:
@@ -189,3 +205,27 @@ class Bridge(ABC):
         """A recovered answer, once the service is reached."""
         await self._ready.wait()
         await self.carrier.deliver(self.place(chat), text)
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Iterator[asyncio.Event]:
+    """While in it, SIGTERM cancels the running task and sets the event it gives: a stop asked for,
+    not a failure. Only where signals can be had (the main thread of a process's own loop)."""
+    stopping = asyncio.Event()
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        stopping.set()
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, stop)
+    except (RuntimeError, ValueError, NotImplementedError):
+        yield stopping  # not the main thread, or no signals here: stopped by cancelling alone
+        return
+    try:
+        yield stopping
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)

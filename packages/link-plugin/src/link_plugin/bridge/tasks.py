@@ -1,4 +1,5 @@
-"""The tasks a bridge runs side by side (one per message, recovery), and stopping them all.
+"""The tasks a bridge runs side by side (one per message, recovery), letting them finish, and
+stopping them all.
 
 Python 3.11's `asyncio.wait_for` can swallow a cancel that lands as its inner call finishes, so
 a task is cancelled again until it has really stopped.
@@ -20,6 +21,11 @@ class Tasks:
         self._running.add(task)
         task.add_done_callback(self._running.discard)
         return task
+
+    async def drain(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for every task to end by itself."""
+        if self._running:
+            await asyncio.wait(list(self._running), timeout=timeout)
 
     async def stop(self) -> None:
         """Cancel every task and wait until each has ended."""
