@@ -75,3 +75,13 @@ def test_chat_with_a_harness_that_has_no_endpoint_says_where_to_talk(world: Worl
     said = world.lnk("agent", "chat", "quiet", "-m", "hi", ok=False)
     assert "answers no endpoint" in said.stderr and "lnk agent connect telegram quiet" in said.stderr
     assert world.spec("quiet").bridges == []
+
+
+def test_a_port_base_that_is_no_port_says_what_to_set(world: World) -> None:
+    world.lnk("agent", "keys", "set", "openai", "work", "--stdin", input=world.key)
+    world.env["LNK_PORTS_FROM"] = "twenty"
+    refused = world.lnk("agent", "start", "work", "--harness", "mini", "--no-sandbox", ok=False)
+    assert "LNK_PORTS_FROM='twenty' is not a port to start agents' blocks from" in refused.stderr
+    assert "from 1024 to 65000, or unset it for 20000" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert not world.agent("work").settings.ports  # nothing kept from the refused start

@@ -6,6 +6,7 @@ by its ID (its services, its memory tool, its sockets, its run folder).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,25 @@ DEFAULT_AGENT = "main"
 """The first `lnk agent start` makes main: most people have one agent and never name it."""
 
 BLOCKS_FROM = 20000
-"""Every agent but main gets its block of ports from here."""
+"""Every agent but main gets its block of ports from here, unless LNK_PORTS_FROM says otherwise."""
+
+ENV_PORTS_FROM = "LNK_PORTS_FROM"
+"""Where the blocks start instead: a second Link on the same machine (a test run beside a person's
+own Link, or two test runs at once) keeps its agents' ports apart from the first's."""
+
+
+def blocks_from() -> int:
+    """The first port of the blocks: LNK_PORTS_FROM when set, else 20000."""
+    value = os.environ.get(ENV_PORTS_FROM, "").strip()
+    if not value:
+        return BLOCKS_FROM
+    if not value.isdigit() or not 1024 <= int(value) <= 65000:
+        raise LinkError(
+            f"{ENV_PORTS_FROM}={value!r} is not a port to start agents' blocks from.",
+            f"Set it to a number from 1024 to 65000, or unset it for {BLOCKS_FROM}.",
+        )
+    return int(value)
+
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
 
@@ -87,7 +106,7 @@ class Agent:
     @property
     def port(self) -> int:
         """The first port of its block: LNK_PORT for its adapter (where it will be, before a first start)."""
-        return self.settings.ports[0] if self.settings.ports else BLOCKS_FROM
+        return self.settings.ports[0] if self.settings.ports else blocks_from()
 
     @property
     def keys(self) -> KeyStore:

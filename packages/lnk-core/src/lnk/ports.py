@@ -1,4 +1,5 @@
-"""Each agent's block of ports: main keeps its harness's usual ones, every other agent a block from 20000.
+"""Each agent's block of ports: main keeps its harness's usual ones, every other agent a block from 20000
+(or from LNK_PORTS_FROM, so that a second Link on the machine keeps clear of the first).
 
 A block holds as many ports as the harness takes (`ports`) and one more: the agent's proxy, or the
 gateway lnk serves its tools and model on when the harness runs without a sandbox.
@@ -12,8 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from link_plugin.errors import LinkError
-from lnk.agents import BLOCKS_FROM as FIRST
-from lnk.agents import DEFAULT_AGENT
+from lnk.agents import DEFAULT_AGENT, blocks_from
 
 LAST = 65000
 
@@ -35,20 +35,20 @@ def _overlaps(block: range, others: Iterable[list[int]]) -> bool:
 
 def choose_block(name: str, size: int, default: int | None, current: list[int], others: list[list[int]]) -> list[int]:
     """The agent's block: main at its harness's default; another where it was when that still fits,
-    else the lowest free block from 20000 that no other agent holds."""
+    else the lowest free block from 20000 (`blocks_from`) that no other agent holds."""
     if name == DEFAULT_AGENT and default is not None:
         return list(range(default, default + size))
     if current:
         kept = range(current[0], current[0] + size)
         if not _overlaps(kept, others) and all(port_free(p) for p in kept if p not in current):
             return list(kept)
-    first = FIRST
+    first = start = blocks_from()
     while first + size <= LAST:
         block = range(first, first + size)
         if not _overlaps(block, others) and all(port_free(p) for p in block):
             return list(block)
         first += 1
-    raise LinkError(f"No block of {size} free ports from {FIRST} on.", "Stop something holding ports there.")
+    raise LinkError(f"No block of {size} free ports from {start} on.", "Stop something holding ports there.")
 
 
 def holder(port: int) -> str | None:
