@@ -4,6 +4,7 @@ PATH only where a test puts it (see `sandbox`)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import tempfile
@@ -51,6 +52,15 @@ def _sandbox_bin() -> Path:
 BIN = _bin()
 SANDBOX_BIN = _sandbox_bin()
 os.environ["PATH"] = f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+@pytest.fixture
+def main_ports() -> Iterator[None]:
+    """main keeps lnk-mini's usual ports (18790...), the same for every test and every run on the
+    machine: a test starting main holds this lock until its agents are gone."""
+    with open(Path(tempfile.gettempdir()) / "lnk-core-tests-main-ports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture

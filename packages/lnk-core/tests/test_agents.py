@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from world import World, process_gone, wait_until
 
 from link_plugin.layout import HOME_FOLDERS
+from lnk.agents import ENV_PORTS_FROM
+from lnk.ports import choose_block, port_free
 
 
-def test_first_start_makes_main_and_it_answers_in_the_terminal(world: World) -> None:
+def test_first_start_makes_main_and_it_answers_in_the_terminal(main_ports: None, world: World) -> None:
     world.lnk("agent", "keys", "set", "openai", "--stdin", input=world.key)
     started = world.lnk("agent", "start", "--harness", "mini", "--no-sandbox")
     assert "lnk agent chat" in started.stderr
@@ -65,10 +68,21 @@ def test_status_and_list_say_how_each_agent_is(world: World) -> None:
     assert "Nothing logged" in world.lnk("agent", "logs", "work", "--bridge", "telegram").stderr
 
 
-def test_every_agent_but_main_gets_its_own_block_from_20000(world: World) -> None:
+def test_every_agent_but_main_gets_its_own_block_from_20000(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a person's machine, where LNK_PORTS_FROM is unset (the starts below set it: `world`)."""
+    monkeypatch.delenv(ENV_PORTS_FROM, raising=False)
+    lowest = next(port for port in range(20000, 21000) if port_free(port) and port_free(port + 1))
+    one = choose_block("one", 2, 18790, [], [])
+    assert one == [lowest, lowest + 1]  # the lowest free block from 20000
+    two = choose_block("two", 2, 18790, [], [one])
+    assert two[0] > one[-1]  # none another agent holds
+    assert choose_block("main", 2, 18790, [], [one, two]) == [18790, 18791]  # main keeps its harness's
+
+
+def test_blocks_start_where_lnk_ports_from_says(world: World) -> None:
     world.start("one")
     first = world.agent("one").settings.ports
-    assert len(first) == 2 and min(first) >= 20000  # the harness's one port, and one more
+    assert first == [world.ports_from, world.ports_from + 1]  # the harness's one port, and one more
     world.lnk("agent", "stop", "one")
     world.lnk("agent", "use", "wide", "one")
     world.lnk("agent", "start", "one", "--no-sandbox")
@@ -77,7 +91,7 @@ def test_every_agent_but_main_gets_its_own_block_from_20000(world: World) -> Non
     assert world.harness_settings("one").ports == grown[:3]
     world.start("two")
     two = world.agent("two").settings.ports
-    assert len(two) == 2 and min(two) >= 20000 and not set(grown) & set(two)
+    assert len(two) == 2 and min(two) >= world.ports_from and not set(grown) & set(two)
 
 
 def test_a_crashed_harness_is_started_again_and_stop_ends_everything(world: World) -> None:

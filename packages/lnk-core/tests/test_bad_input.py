@@ -49,7 +49,7 @@ def test_a_start_without_a_model_says_how_to_give_it_one(world: World) -> None:
     assert "work has no model yet" in missing.stderr and "lnk agent keys set anthropic work" in missing.stderr
 
 
-def test_a_port_in_use_names_the_program_holding_it(world: World) -> None:
+def test_a_port_in_use_names_the_program_holding_it(main_ports: None, world: World) -> None:
     world.lnk("agent", "keys", "set", "openai", "main", "--stdin", input=world.key)
     with socket.socket() as holder:
         holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

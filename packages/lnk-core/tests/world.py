@@ -1,10 +1,22 @@
 """A machine of its own for each test: Link's two roots in a temporary folder, a stand-in model
-provider that takes only its key, and `lnk` run as a person would run it."""
+provider that takes only its key, ports of its own, and `lnk` run as a person would run it.
+
+`lnk` runs as `python -m lnk` in a process of its own for every command that starts something
+(an agent, a bridge, a memory engine: what it starts outlives it). A command that starts nothing
+runs `lnk.cli.main` in this process, inside typer's `CliRunner` isolation (its own stdin, stdout,
+stderr and environment): the same code from the same entry point, without a second of imports.
+
+Every agent but main takes its block from `LNK_PORTS_FROM`, a free stretch of ports picked for the
+world, so tests running at once (xdist's workers, another run of the suite, the end-to-end suite)
+never reach for the same ports. main keeps its harness's usual ports, as it does for a person: the
+`main_ports` fixture lets one test at a time on the machine hold them.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -18,16 +30,39 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FIXTURES, SANDBOX_BIN
+from typer.testing import CliRunner
 
 from link_conformance import StandInProvider
 from link_plugin.harness import HarnessSettings
 from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
-from lnk.agents import Agent, load_agent
+from lnk import cli
+from lnk.agents import ENV_PORTS_FROM, Agent, load_agent
+from lnk.ports import port_free
 from lnk.runstate import PartState, RunSpec, read_spec, read_state
 
 PYTHON = sys.executable
 TOOL = [PYTHON, str(FIXTURES / "tool_server.py")]
+
+STARTS_NOTHING = {
+    ("agent", name)
+    for name in ("keys", "status", "list", "logs", "stop", "delete", "permissions", "allow", "deny", "approvals")
+} | {("sandbox", "tool")}
+"""Commands that start no process outliving them: run in this process (see the module's docstring)."""
+
+PORTS = 40
+"""How many ports a world's agents take their blocks from: the widest test holds three agents."""
+
+
+def free_stretch() -> int:
+    """The first of PORTS free ports between 24000 and 32000: above the 20000 where a person's
+    agents (and the end-to-end suite's) take theirs, below the kernel's ephemeral ports, which any
+    connection may hold for a while."""
+    for _ in range(200):
+        first = random.randrange(24000, 32000 - PORTS)
+        if all(port_free(port) for port in range(first, first + PORTS)):
+            return first
+    raise RuntimeError(f"no {PORTS} free ports in a row between 24000 and 32000")
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 20.0, what: str = "it") -> Any:
@@ -47,6 +82,7 @@ class World:
         self.key = "sk-test-" + secrets.token_hex(12)
         self.provider = StandInProvider(key=self.key).start()
         self.record = self.root / "record.jsonl"
+        self.ports_from = free_stretch()
         self.env = {
             **os.environ,
             "HOME": str(self.root / "home"),
@@ -54,6 +90,7 @@ class World:
             "LNK_AGENTS_DIR": str(self.root / "agents"),
             "LNK_SERVICES": "detached",
             "LNK_START_TIMEOUT": "30",
+            ENV_PORTS_FROM: str(self.ports_from),
             "LNK_UPSTREAM_OPENAI": self.provider.origin,
             "LNK_UPSTREAM_ANTHROPIC": self.provider.origin,
             "LNK_TEST_RECORD": str(self.record),
@@ -66,20 +103,45 @@ class World:
     def lnk(
         self, *args: str, input: str | None = None, ok: bool = True, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [PYTHON, "-m", "lnk", *args],
-            input=input,
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=timeout,
-            stdin=None if input is not None else subprocess.DEVNULL,
-        )
+        if tuple(args[:2]) in STARTS_NOTHING:
+            done = self._in_process(list(args), input)
+        else:
+            done = subprocess.run(
+                [PYTHON, "-m", "lnk", *args],
+                input=input,
+                capture_output=True,
+                text=True,
+                env=self.env,
+                timeout=timeout,
+                stdin=None if input is not None else subprocess.DEVNULL,
+            )
         if ok and done.returncode != 0:
             raise AssertionError(f"lnk {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         if not ok and done.returncode == 0:
             raise AssertionError(f"lnk {' '.join(args)} should have failed:\n{done.stdout}\n{done.stderr}")
         return done
+
+    def _in_process(self, args: list[str], input: str | None) -> subprocess.CompletedProcess[str]:
+        """`lnk ARGS` through `lnk.cli.main`, as `python -m lnk` runs it, with the world's environment.
+        A width of 80 as on a pipe: in this process a terminal may be on the descriptors rich asks."""
+        env = {"COLUMNS": "80", **self.env}
+        argv, sys.argv = sys.argv, ["lnk", *args]
+        code: int | str | None = 0
+        try:
+            with CliRunner().isolation(input=input, env=env) as (out, err, _):
+                try:
+                    cli.main()
+                except SystemExit as exc:
+                    code = exc.code
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    said, complained = out.getvalue().decode(), err.getvalue().decode()
+        finally:
+            sys.argv = argv
+        if isinstance(code, str):  # as the interpreter does with sys.exit("message")
+            complained, code = complained + code + "\n", 1
+        return subprocess.CompletedProcess(["lnk", *args], code or 0, said, complained)
 
     def start(self, name: str = "work", *extra: str, harness: str = "mini") -> subprocess.CompletedProcess[str]:
         """An agent with an OpenAI key, started without a sandbox with a fixture harness."""
