@@ -114,7 +114,7 @@ def bench_indexing(base: Path, documents: int, sections: int) -> Memory:
     started = time.perf_counter()
     memory.indexer.scan()
     seconds = time.perf_counter() - started
-    chunks = memory.store.db().execute("SELECT count(*) FROM chunks").fetchone()[0]
+    chunks = memory.store.chunks.count()
     print(f"words-only indexing, {documents:,} documents ({chunks:,} chunks): {documents / seconds:,.0f} documents/s")
     return memory
 
@@ -132,21 +132,21 @@ def bench_search(memory: Memory, label: str, runs: int) -> tuple[float, float]:
 def hybrid_parts(memory: Memory, queries: list[str], runs: int) -> None:
     """Where a hybrid search's time goes: each part alone, p50 (words run beside the query's embedding
     and comparing; the rest after both)."""
-    db = memory.store.db()
+    store = memory.store
     model = embedder(Choice(LOCAL))
     chunks, docs, matrix = memory.cache.current()
     embedded = memory.cache.embedded()
     vector = model.embed([queries[0]])[0]
-    words = search.by_words(db, queries[0], None)
+    words = search.by_words(store, queries[0], None)
     meaning = search.by_meaning(chunks, docs, matrix, vector, None)
-    found = search.rank(db, words, meaning, embedded)
+    found = search.rank(store, words, meaning, embedded)
     asked = itertools.cycle(queries)
     parts = {
-        "words (FTS5 bm25)": lambda: search.by_words(db, next(asked), None),
+        "words (FTS5 bm25)": lambda: search.by_words(store, next(asked), None),
         "query embedding": lambda: model.embed([next(asked)]),
         "meaning (compare and top documents)": lambda: search.by_meaning(chunks, docs, matrix, vector, None),
-        "fusing, ties and copies": lambda: search.rank(db, words, meaning, embedded),
-        "passages": lambda: memory._passages(db, [f.chunk for f in found[:10]]),
+        "fusing, ties and copies": lambda: search.rank(store, words, meaning, embedded),
+        "passages": lambda: store.chunks.passages([f.chunk for f in found[:10]]),
     }
     for name, call in parts.items():
         p50, _ = percentiles(timed(call, runs))
@@ -316,7 +316,7 @@ def bench_real_text(base: Path, documents: int, sample: int) -> None:
     started = time.perf_counter()
     memory.indexer.scan()
     seconds = time.perf_counter() - started
-    chunks = memory.store.db().execute("SELECT count(*) FROM chunks").fetchone()[0]
+    chunks = memory.store.chunks.count()
     print(f"real text: {documents:,} documents, {chunks:,} chunks, indexed by words in {seconds:.0f} s")
     _, items = known_items()
     queries = [item.query for item in items]

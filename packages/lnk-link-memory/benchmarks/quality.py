@@ -124,7 +124,7 @@ def lists(memory: Memory, items: list[Item], anchor: Score) -> None:
     paths = dict(db.execute("SELECT id, path FROM documents").fetchall())
     words, meaning, fused = Score(), Score(), Score()
     for item in items:
-        ranked_words = search.by_words(db, item.query, None)
+        ranked_words = search.by_words(memory.store, item.query, None)
         ranked_meaning = search.by_meaning(chunks, docs, matrix, model.embed([item.query])[0], None)
         words.add([paths[r.doc] for r in ranked_words], item.path)
         meaning.add([paths[r.doc] for r in ranked_meaning], item.path)
@@ -269,7 +269,7 @@ def main() -> None:
         memory.store.open()
         memory.indexer.scan()
         embedded = fill(memory.store, choice)
-        chunks = memory.store.db().execute("SELECT count(*) FROM chunks").fetchone()[0]
+        chunks = memory.store.chunks.count()
         print(
             f"known-item set: {len(items)} questions over {len(list(folder.rglob('*.md'))):,} manual pages"
             f" ({chunks:,} chunks; {embedded:,} embedded now, the rest from the cache)"

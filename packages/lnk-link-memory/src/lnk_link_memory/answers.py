@@ -18,6 +18,7 @@ REMEMBER = "remember"
 
 Matched = Literal["words", "meaning", "both"]
 State = Literal["new", "changed", "removed"]
+LinkKind = Literal["markdown", "wiki"]
 
 
 def when(seconds: float) -> str:
@@ -108,7 +109,7 @@ class LinkEntry(BaseModel):
     path: str | None = Field(None, description="the document it names now (none there yet: null)")
     title: str | None = None
     target: str | None = Field(None, description="the link as written")
-    kind: Literal["markdown", "wiki"]
+    kind: LinkKind
 
 
 class LinksAnswer(BaseModel):

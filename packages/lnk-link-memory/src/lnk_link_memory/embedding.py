@@ -17,6 +17,7 @@ import numpy as np
 
 from lnk_link_memory.models import Choice, ModelError, Vectors, embedder
 from lnk_link_memory.store import Store, corrupt
+from lnk_link_memory.store.vectors import Pending
 
 _FETCH = 256
 WRITTEN = 8
@@ -121,7 +122,7 @@ class Embedding(threading.Thread):
                     vectors.append(model.embed(texts[i : i + model.batch]))
             return np.concatenate(vectors)
 
-        def embed(batch: list[tuple[int, str, str, str, int]]) -> Future[Vectors]:
+        def embed(batch: list[Pending]) -> Future[Vectors]:
             WORDS_FIRST.wait(self.stop)
             return self._ahead.submit(runs, [chunk_text(r[3], r[2], bool(r[4])) for r in batch])
 
@@ -136,23 +137,13 @@ class Embedding(threading.Thread):
                 break
         return len(rows)
 
-    def _pending(self, after: int) -> list[tuple[int, str, str, str, int]]:
-        return [
-            (int(r[0]), r[1], r[2], r[3], int(r[4]))
-            for r in self._store.db().execute(
-                "SELECT c.id, c.hash, c.text, d.title, c.title FROM chunks c JOIN documents d ON d.id = c.doc"
-                " LEFT JOIN vectors v ON v.chunk = c.id AND v.model = ?"
-                " WHERE c.id > ? AND v.chunk IS NULL ORDER BY c.id LIMIT ?",
-                (self._choice.name, after, _FETCH),
-            )
-        ]
+    def _pending(self, after: int) -> list[Pending]:
+        return self._store.vectors.pending(self._choice.name, after, _FETCH)
 
-    def _put(self, batch: list[tuple[int, str, str, str, int]], vectors: np.ndarray) -> None:
-        with self._store.write() as w:
-            for (chunk, chunk_hash, *_), vector in zip(batch, vectors, strict=True):
-                w.execute("DELETE FROM vectors WHERE chunk = ?", (chunk,))
-                w.execute(
-                    "INSERT INTO vectors(chunk, model, vector) SELECT ?, ?, ?"
-                    " WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ? AND hash = ?)",
-                    (chunk, self._choice.name, np.asarray(vector, dtype=np.float32).tobytes(), chunk, chunk_hash),
-                )
+    def _put(self, batch: list[Pending], vectors: np.ndarray) -> None:
+        made = [
+            (chunk, chunk_hash, np.asarray(vector, dtype=np.float32).tobytes())
+            for (chunk, chunk_hash, *_), vector in zip(batch, vectors, strict=True)
+        ]
+        with self._store.write():
+            self._store.vectors.put(self._choice.name, made)

@@ -17,6 +17,7 @@ from lnk_link_memory.folder import Folder, Found, Kind, Missing, Refused, Skippe
 from lnk_link_memory.limits import MAX_TEXT_CHARS, REMOVED_KEPT
 from lnk_link_memory.prepare import Prepared, digest, prepare
 from lnk_link_memory.store import Batch, Store
+from lnk_link_memory.store.chunks import Added, Moved, Words
 from lnk_link_memory.walk import walk
 
 log = logging.getLogger(__name__)
@@ -45,11 +46,10 @@ class Indexer:
 
     def scan(self) -> Scan:
         started = time.monotonic()
-        db = self.store.db()
         self._sketches()
         first = self.store.meta(BASELINE) is None
-        known = dict(db.execute("SELECT path, signature FROM documents").fetchall())
-        skipped = {path: (reason, sig) for path, reason, sig in db.execute("SELECT * FROM skipped")}
+        known = self.store.documents.signatures()
+        skipped = self.store.skipped.all()
         seen: set[str] = set()
         unread: list[str] = []
         indexed = 0
@@ -73,8 +73,8 @@ class Indexer:
                     self.remove(path)
                 stale = [path for path in skipped if path not in seen]
                 if stale:
-                    with self.store.write() as w:
-                        w.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in stale])
+                    with self.store.write():
+                        self.store.skipped.forget(stale)
         finally:
             self._batch = self._words_first = None
             self._indexing = False
@@ -86,10 +86,9 @@ class Indexer:
         """Sketches made another way than this release's are made again from each document's bag."""
         if self.store.meta(SKETCHES) == text.SKETCH_VERSION:
             return
-        with self.store.write() as w:
-            rows = w.execute("SELECT id, bag FROM documents").fetchall()
-            w.executemany("UPDATE documents SET sketch = ? WHERE id = ?", [(text.sketch(b), i) for i, b in rows])
-            w.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (SKETCHES, text.SKETCH_VERSION))
+        with self.store.write():
+            self.store.documents.set_sketches([(text.sketch(b), i) for i, b in self.store.documents.bags()])
+            self.store.set_meta(SKETCHES, text.SKETCH_VERSION)
 
     def refresh(self, path: str) -> None:
         """Index one document now (after remember wrote it), not at the next scan."""
@@ -123,14 +122,11 @@ class Indexer:
             self._skip(found.path, str(exc), found.signature)
             return 0
         body_hash = digest(body)
-        db = self.store.db()
-        row = db.execute("SELECT id, hash FROM documents WHERE path = ?", (found.path,)).fetchone()
+        row = self.store.documents.id_and_hash(found.path)
         if row is not None and row[1] == body_hash:
-            with self.store.write() as w:
-                w.execute(
-                    "UPDATE documents SET signature = ?, mtime = ? WHERE id = ?", (found.signature, found.mtime, row[0])
-                )
-                w.execute("DELETE FROM skipped WHERE path = ?", (found.path,))
+            with self.store.write():
+                self.store.documents.touch(row[0], found.signature, found.mtime)
+                self.store.skipped.forget([found.path])
             return 0
         if self._words_first is not None and not self._indexing:
             self._words_first.enter_context(WORDS_FIRST.indexing())
@@ -178,42 +174,33 @@ class Indexer:
             "sketch": prepared.sketch,
             "text": body if extracted(found.path) else None,
         }
-        with self.store.write() as w:
+        with self.store.write():
             if doc is None:
-                w.execute("DELETE FROM removed WHERE path = ?", (found.path,))
+                self.store.removed.forget(found.path)
                 name = stem.rsplit("/", 1)[-1]
                 values.update(path=found.path, name=name, stem=stem, first_seen=now, before=int(first), changed=None)
-                columns, marks = ", ".join(values), ", ".join("?" * len(values))
-                insert = w.execute(f"INSERT INTO documents({columns}) VALUES ({marks})", tuple(values.values()))
-                doc = int(insert.lastrowid or 0)
+                doc = self.store.documents.add(values)
             else:
                 values["changed"] = now
-                assignments = ", ".join(f"{column} = ?" for column in values)
-                w.execute(f"UPDATE documents SET {assignments} WHERE id = ?", (*values.values(), doc))
-            self._chunks(w, doc, prepared.title, prepared.name_title, prepared.pieces)
-            w.execute("DELETE FROM links WHERE doc = ?", (doc,))
-            w.executemany(
-                "INSERT INTO links(doc, ord, kind, target, key) VALUES (?,?,?,?,?)",
-                [(doc, i, link.kind, link.target, link.key) for i, link in enumerate(prepared.links)],
-            )
-            w.execute("DELETE FROM skipped WHERE path = ?", (found.path,))
+                self.store.documents.update(doc, values)
+            self._chunks(doc, prepared.title, prepared.name_title, prepared.pieces)
+            self.store.links.replace(doc, [(link.kind, link.target, link.key) for link in prepared.links])
+            self.store.skipped.forget([found.path])
 
-    def _chunks(
-        self, w: sqlite3.Connection, doc: int, title: str, name_title: str | None, pieces: list[tuple[int, str]]
-    ) -> None:
+    def _chunks(self, doc: int, title: str, name_title: str | None, pieces: list[tuple[int, str]]) -> None:
         """Replace a document's chunks, keeping (and so not embedding again) each one whose words are the same."""
         old: dict[str, int] = {}
-        for chunk_id, chunk_hash in w.execute("SELECT id, hash FROM chunks WHERE doc = ?", (doc,)):
-            old.setdefault(chunk_hash, chunk_id)
+        for kept, chunk_hash in self.store.chunks.of(doc):
+            old.setdefault(chunk_hash, kept)
         wanted: list[tuple[int, str, str, bool]] = []
         if name_title:
             wanted.append((0, name_title, digest("title\n" + name_title), True))
         wanted.extend((line, piece, digest(title + "\n\n" + piece), False) for line, piece in pieces)
         # New chunks are numbered here, so all of them go in at once: the write lock is held.
-        next_id = int(w.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
-        moved: list[tuple[int, int, int]] = []
-        added: list[tuple[int, int, int, int, str, str, int]] = []
-        words: list[tuple[int, str, str]] = []
+        next_id = self.store.chunks.next_id()
+        moved: list[Moved] = []
+        added: list[Added] = []
+        words: list[Words] = []
         indexed_title = text.for_index(title)
         for order, (line, body, chunk_hash, is_title) in enumerate(wanted):
             chunk_id = old.pop(chunk_hash, None)
@@ -223,27 +210,15 @@ class Indexer:
                 chunk_id, next_id = next_id, next_id + 1
                 added.append((chunk_id, doc, order, line, body, chunk_hash, int(is_title)))
             words.append((chunk_id, indexed_title, "" if is_title else text.for_index(body)))
-        w.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in old.values()])
-        w.executemany("UPDATE chunks SET ord = ?, line = ? WHERE id = ?", moved)
-        w.executemany("DELETE FROM fts WHERE rowid = ?", [(chunk_id,) for _, _, chunk_id in moved])
-        w.executemany("INSERT INTO chunks(id, doc, ord, line, text, hash, title) VALUES (?,?,?,?,?,?,?)", added)
-        w.executemany("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", words)
+        self.store.chunks.replace(list(old.values()), moved, added, words)
 
     def remove(self, path: str) -> None:
-        with self.store.write() as w:
-            row = w.execute("SELECT title, kind FROM documents WHERE path = ?", (path,)).fetchone()
-            if row is None:
-                return
-            w.execute("DELETE FROM documents WHERE path = ?", (path,))
-            w.execute("INSERT OR REPLACE INTO removed VALUES (?, ?, ?, ?)", (path, row[0], row[1], time.time()))
-            w.execute(
-                "DELETE FROM removed WHERE path IN (SELECT path FROM removed ORDER BY at DESC LIMIT -1 OFFSET ?)",
-                (REMOVED_KEPT,),
-            )
+        with self.store.write():
+            gone = self.store.documents.remove(path)
+            if gone is not None:
+                self.store.removed.note(path, *gone, time.time(), keep=REMOVED_KEPT)
 
     def _skip(self, path: str, reason: str, signature: str) -> None:
-        with self.store.write() as w:
-            row = w.execute("SELECT title, kind FROM documents WHERE path = ?", (path,)).fetchone()
-            if row is not None:
-                w.execute("DELETE FROM documents WHERE path = ?", (path,))
-            w.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?, ?)", (path, reason, signature))
+        with self.store.write():
+            self.store.documents.remove(path)
+            self.store.skipped.add(path, reason, signature)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-import sqlite3
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from lnk_link_memory.limits import LINK_BYTES, LINKS_PER_DOCUMENT
+from lnk_link_memory.store.documents import Documents
 
 _MARKDOWN = re.compile(r"!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+[\"'(][^)\n]*)?\)")
 _WIKI = re.compile(r"!?\[\[([^\]\n|#]*)(?:#[^\]\n|]*)?(?:\|[^\]\n]*)?\]\]")
@@ -71,17 +71,15 @@ def _markdown(target: str, path: str, prefix: str) -> Link | None:
     return Link(MARKDOWN, target, joined)
 
 
-def resolve(db: sqlite3.Connection, kind: str, key: str) -> str | None:
+def resolve(documents: Documents, kind: str, key: str) -> str | None:
     """The indexed document a link names now, or None."""
     if kind == MARKDOWN:
         for candidate in (key, key + ".md"):
-            row = db.execute("SELECT path FROM documents WHERE path = ?", (candidate,)).fetchone()
-            if row:
-                return str(row[0])
+            if documents.has(candidate):
+                return candidate
         return None
     name = key.rsplit("/", 1)[-1]
-    rows = db.execute("SELECT path, stem FROM documents WHERE name = ? ORDER BY length(path), path", (name,)).fetchall()
-    for path, stem in rows:
+    for path, stem in documents.named(name):
         if "/" not in key or stem == key or stem.endswith("/" + key):
             return str(path)
     return None

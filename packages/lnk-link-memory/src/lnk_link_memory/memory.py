@@ -211,9 +211,8 @@ class Memory:
         return self._guard(lambda: self._search(query, moment, offset, room))
 
     def _search(self, query: str, since: float | None, offset: int, room: int) -> SearchAnswer:
-        db = self.store.db()
         # Words are looked up while the query is embedded and compared: each waits on its own work.
-        by_words = self._words.submit(lambda: search.by_words(self.store.db(), query, since))
+        by_words = self._words.submit(lambda: search.by_words(self.store, query, since))
         meaning: list[search.Ranked] = []
         embedded: frozenset[int] = frozenset()
         note = None
@@ -222,16 +221,13 @@ class Memory:
                 vector = embedder(self.config.choice).embed([query])[0]
                 chunks, docs, matrix = self.cache.current()
                 embedded = self.cache.embedded()
-                allowed = None
-                if since is not None:
-                    where, args = search.since_clause(since)
-                    allowed = {int(r[0]) for r in db.execute(f"SELECT id FROM documents d WHERE {where}", args)}
+                allowed = None if since is None else self.store.documents.ids_since(since)
                 meaning = search.by_meaning(chunks, docs, matrix, vector, allowed)
             except ModelError as exc:
                 note = f"searched by words only: {exc}"
         else:
             note = "searched by words only (embeddings: none)"
-        groups = search.rank(db, by_words.result(), meaning, embedded)
+        groups = search.rank(self.store, by_words.result(), meaning, embedded)
         done, total = self._progress()
         answer = SearchAnswer(
             results=[],
@@ -241,7 +237,7 @@ class Memory:
             note=note,
         )
         page = groups[offset:]
-        texts = self._passages(db, [g.chunk for g in page[:SEARCH_PAGE]])
+        texts = self.store.chunks.passages([g.chunk for g in page[:SEARCH_PAGE]])
         for found in page[:SEARCH_PAGE]:
             line, passage = texts.get(found.chunk, (1, ""))
             hit = Hit(
@@ -262,30 +258,11 @@ class Memory:
         answer.next = str(shown) if shown < len(groups) else None
         return answer
 
-    def _passages(self, db: sqlite3.Connection, chunk_ids: list[int]) -> dict[int, tuple[int, str]]:
-        """Each chunk's line and text; for a title chunk, its document's first passage."""
-        if not chunk_ids:
-            return {}
-        marks = ",".join("?" * len(chunk_ids))
-        rows = db.execute(
-            f"SELECT c.id, c.line, c.text, c.title, (SELECT f.line || char(0) || f.text FROM chunks f"
-            f" WHERE f.doc = c.doc AND f.title = 0 ORDER BY f.ord LIMIT 1) FROM chunks c WHERE c.id IN ({marks})",
-            tuple(chunk_ids),
-        ).fetchall()
-        out: dict[int, tuple[int, str]] = {}
-        for chunk_id, line, body, is_title, first in rows:
-            if is_title:
-                first_line, _, first_text = (first or "1\x00").partition("\x00")
-                out[int(chunk_id)] = (int(first_line), first_text)
-            else:
-                out[int(chunk_id)] = (int(line), body)
-        return out
-
     def _incomplete(self) -> str | None:
         """What an answer says while the index doesn't hold the whole folder yet, or None once it does."""
         if self.store.meta(BASELINE) is not None:
             return None
-        read = int(self.store.db().execute("SELECT count(*) FROM documents").fetchone()[0])
+        read = self.store.documents.count()
         why = "its index is being built again" if self._rebuilt else "it is reading the folder for the first time"
         return f"the index is incomplete: {read:,} document{'' if read == 1 else 's'} read so far ({why})"
 
@@ -294,11 +271,10 @@ class Memory:
         counter = self.store.counter()
         if self._counted[0] == counter:
             return self._counted[1]
-        db = self.store.db()
-        total = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        total = self.store.chunks.count()
         if self.config.choice.words_only:
             return 0, total
-        done = int(db.execute("SELECT count(*) FROM vectors WHERE model = ?", (self.config.choice.name,)).fetchone()[0])
+        done = self.store.vectors.count(self.config.choice.name)
         self._counted = (counter, (done, total))
         return done, total
 
@@ -345,16 +321,15 @@ class Memory:
         )
 
     def _body(self, path: str) -> tuple[str, str]:
-        db = self.store.db()
         try:
             self.folder.locate(path)
         except Refused as exc:
             raise AskError(str(exc)) from None
-        row = db.execute("SELECT title, text FROM documents WHERE path = ?", (path,)).fetchone()
+        row = self.store.documents.title_and_text(path)
         if extracted(path):
             if row is None or row[1] is None:
-                skipped = db.execute("SELECT reason FROM skipped WHERE path = ?", (path,)).fetchone()
-                why = f"left out: {skipped[0]}" if skipped else "not indexed yet: try again in a moment"
+                skipped = self.store.skipped.reason(path)
+                why = f"left out: {skipped}" if skipped else "not indexed yet: try again in a moment"
                 raise AskError(f"{path} has no text memory can give ({why}).")
             return str(row[1]), str(row[0])
         try:
@@ -377,21 +352,16 @@ class Memory:
         return answer
 
     def _entries(self, since: float | None) -> list[Entry]:
-        db = self.store.db()
         if since is None:
-            rows = db.execute("SELECT path, title, kind, mtime FROM documents ORDER BY mtime DESC, path").fetchall()
+            rows = self.store.documents.newest_first()
             return [Entry(path=p, title=t, kind=k, when=when(m)) for p, t, k, m in rows]
         entries: list[tuple[float, Entry]] = []
-        for path, title, kind, first_seen, before, changed in db.execute(
-            "SELECT path, title, kind, first_seen, before, changed FROM documents"
-            " WHERE (before = 0 AND first_seen > ?) OR changed > ?",
-            (since, since),
-        ):
+        for path, title, kind, first_seen, before, changed in self.store.documents.news(since):
             new = not before and first_seen > since
-            moment = first_seen if new else changed
+            moment = first_seen if new or changed is None else changed
             state: State = "new" if new else "changed"
             entries.append((moment, Entry(path=path, title=title, kind=kind, state=state, when=when(moment))))
-        for path, title, kind, at in db.execute("SELECT path, title, kind, at FROM removed WHERE at > ?", (since,)):
+        for path, title, kind, at in self.store.removed.since(since):
             entries.append((at, Entry(path=path, title=title, kind=kind, state="removed", when=when(at))))
         entries.sort(key=lambda pair: (-pair[0], pair[1].path))
         return [entry for _, entry in entries]
@@ -401,28 +371,23 @@ class Memory:
         return self._guard(lambda: self._links(path, room))
 
     def _links(self, path: str, room: int) -> LinksAnswer:
-        db = self.store.db()
-        row = db.execute("SELECT id, stem FROM documents WHERE path = ?", (path,)).fetchone()
+        documents = self.store.documents
+        row = documents.id_and_stem(path)
         if row is None:
             incomplete = self._incomplete()
             if incomplete is not None:
                 raise AskError(f"{path} is not a document memory holds yet: {incomplete}. Try again in a moment.")
             raise AskError(f"{path} is not a document memory holds: search or list give the paths there are.")
-        doc, stem = int(row[0]), str(row[1])
+        doc, stem = row
         out: list[LinkEntry] = []
-        for kind, target, key in db.execute("SELECT kind, target, key FROM links WHERE doc = ? ORDER BY ord", (doc,)):
-            resolved = links.resolve(db, kind, key)
-            out.append(LinkEntry(path=resolved, title=self._title(db, resolved), target=target, kind=kind))
-        keys = links.keys_naming(path, stem)
-        marks = ",".join("?" * len(keys))
+        for kind, target, key in self.store.links.of(doc):
+            resolved = links.resolve(documents, kind, key)
+            title = None if resolved is None else documents.title(resolved)
+            out.append(LinkEntry(path=resolved, title=title, target=target, kind=kind))
         incoming: list[LinkEntry] = []
         seen: set[tuple[str, str]] = set()
-        for source_path, source_title, kind, key in db.execute(
-            f"SELECT d.path, d.title, l.kind, l.key FROM links l JOIN documents d ON d.id = l.doc"
-            f" WHERE l.key IN ({marks}) AND l.doc != ? ORDER BY d.path, l.ord",
-            (*keys, doc),
-        ):
-            if (source_path, kind) not in seen and links.resolve(db, kind, key) == path:
+        for source_path, source_title, kind, key in self.store.links.naming(links.keys_naming(path, stem), doc):
+            if (source_path, kind) not in seen and links.resolve(documents, kind, key) == path:
                 seen.add((source_path, kind))
                 incoming.append(LinkEntry(path=source_path, title=source_title, target=None, kind=kind))
         answer = LinksAnswer(path=path, links_to=[], linked_from=[], left_out=0, incomplete=self._incomplete())
@@ -432,12 +397,6 @@ class Memory:
                 into.pop()
                 answer.left_out += 1
         return answer
-
-    def _title(self, db: sqlite3.Connection, path: str | None) -> str | None:
-        if path is None:
-            return None
-        row = db.execute("SELECT title FROM documents WHERE path = ?", (path,)).fetchone()
-        return None if row is None else str(row[0])
 
     def remember(
         self, add: str | None = None, change: str | None = None, to: str | None = None, forget: str | None = None
@@ -475,8 +434,7 @@ class Memory:
         return self._guard(self._status)
 
     def _status(self) -> Status:
-        db = self.store.db()
-        counts = dict(db.execute("SELECT kind, count(*) FROM documents GROUP BY kind").fetchall())
+        counts = self.store.documents.count_by_kind()
         done, total = self._progress()
         choice = self.config.choice
         embedding = "words only (embeddings: none)" if choice.words_only else f"{done:,} of {total:,} chunks embedded"
@@ -489,11 +447,9 @@ class Memory:
             embedded=done,
             model=choice.name,
             embedding=embedding,
-            skipped=[
-                SkippedFile(path=p, why=r) for p, r in db.execute("SELECT path, reason FROM skipped ORDER BY path")
-            ],
+            skipped=[SkippedFile(path=p, why=r) for p, r in self.store.skipped.listing()],
             index_bytes=self.store.size(),
-            removed_kept=int(db.execute("SELECT count(*) FROM removed").fetchone()[0]),
+            removed_kept=self.store.removed.count(),
             notes=self.folder.notes if self.notes is not None else None,
             last_scan=when(self._last_scan) if self._last_scan else None,
             incomplete=self._incomplete(),

@@ -9,7 +9,6 @@ words alone. Copies come once, under the shortest path.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -18,13 +17,11 @@ import numpy as np
 from lnk_link_memory import text
 from lnk_link_memory.limits import COPY_SHARE, COPY_WORDS, RANKED, RRF_K, TIE
 from lnk_link_memory.models import Vectors
+from lnk_link_memory.store import Store
 from lnk_link_memory.vectors import Ids, compare
 
 _WORD_CHUNKS_FIRST = 200
 _WORD_CHUNKS = 1000
-_BM25 = "bm25(fts, 4.0, 1.0)"
-"""The title four times the body. Called by name: the table's configured rank (the same function)
-costs half as much again for each chunk it ranks."""
 _MEANING_CHUNKS = 2000
 _SKETCH_AGREE = 20
 """Of 32 min-hashes, documents sharing nine in ten words (a Jaccard of 0.82 or more) agree on 26 or so
@@ -62,14 +59,7 @@ class Found:
     copies: list[Doc] = field(default_factory=list)
 
 
-def since_clause(since: float | None) -> tuple[str, tuple[float, ...]]:
-    """Documents first seen (not there before) or changed after `since`."""
-    if since is None:
-        return "1", ()
-    return "((d.before = 0 AND d.first_seen > ?) OR d.changed > ?)", (since, since)
-
-
-def by_words(db: sqlite3.Connection, query: str, since: float | None) -> list[Ranked]:
+def by_words(store: Store, query: str, since: float | None) -> list[Ranked]:
     """bm25, the title four times the body; the best chunk stands for its document.
 
     The best few chunks are ranked first, and more only when they hold too few documents: ranking
@@ -80,20 +70,7 @@ def by_words(db: sqlite3.Connection, query: str, since: float | None) -> list[Ra
         return []
     ranked: list[Ranked] = []
     for limit in (_WORD_CHUNKS_FIRST, _WORD_CHUNKS):
-        if since is None:
-            # Ranked in the full-text table alone, then joined: far less work than joining every match.
-            rows = db.execute(
-                f"SELECT c.doc, s.score, s.rowid FROM (SELECT rowid, {_BM25} AS score FROM fts WHERE fts MATCH ?"
-                " ORDER BY score LIMIT ?) s JOIN chunks c ON c.id = s.rowid ORDER BY s.score",
-                (match, limit),
-            ).fetchall()
-        else:
-            where, args = since_clause(since)
-            rows = db.execute(
-                f"SELECT c.doc, {_BM25} AS score, fts.rowid FROM fts JOIN chunks c ON c.id = fts.rowid"
-                f" JOIN documents d ON d.id = c.doc WHERE fts MATCH ? AND {where} ORDER BY score LIMIT ?",
-                (match, *args, limit),
-            ).fetchall()
+        rows = store.chunks.by_words(match, limit, since)
         ranked = _best_per_doc((int(doc), -float(score), int(chunk)) for doc, score, chunk in rows)
         if len(ranked) == RANKED or len(rows) < limit:
             break  # enough documents, or every matching chunk
@@ -169,15 +146,10 @@ def words_for_meaning(
     return {item.doc: 1.0 / (RRF_K + rank) for rank, item in enumerate(words, start=1) if item.doc not in embedded}
 
 
-def documents(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
+def documents(store: Store, ids: Sequence[int]) -> dict[int, Doc]:
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    rows = db.execute(
-        f"SELECT id, path, title, kind, mtime, words, words_hash, sketch FROM documents WHERE id IN ({marks})",
-        tuple(ids),
-    ).fetchall()
-    return {int(r[0]): Doc(int(r[0]), r[1], r[2], r[3], float(r[4]), int(r[5]), r[6], r[7]) for r in rows}
+    return {row[0]: Doc(*row) for row in store.documents.ranking(ids)}
 
 
 class Copies:
@@ -186,8 +158,8 @@ class Copies:
     Their sketches rule out almost every pair at once (every pair of a search's documents compared
     in one step); the pairs left are counted word by word."""
 
-    def __init__(self, db: sqlite3.Connection, docs: Sequence[Doc]) -> None:
-        self._db = db
+    def __init__(self, store: Store, docs: Sequence[Doc]) -> None:
+        self._store = store
         sketches = np.frombuffer(b"".join(d.sketch for d in docs), dtype=np.uint64).reshape(len(docs), text.SKETCH)
         self._maybe = (sketches[:, None, :] == sketches[None, :, :]).sum(axis=2) >= _SKETCH_AGREE
         np.fill_diagonal(self._maybe, False)
@@ -219,13 +191,12 @@ class Copies:
 
     def _bag(self, doc: Doc) -> bytes:
         if doc.id not in self._bags:
-            row = self._db.execute("SELECT bag FROM documents WHERE id = ?", (doc.id,)).fetchone()
-            self._bags[doc.id] = bytes(row[0]) if row else b""
+            self._bags[doc.id] = self._store.documents.bag(doc.id)
         return self._bags[doc.id]
 
 
 def rank(
-    db: sqlite3.Connection,
+    store: Store,
     words: list[Ranked],
     meaning: list[Ranked],
     embedded: Collection[int] = (),
@@ -233,7 +204,7 @@ def rank(
 ) -> list[Found]:
     """Both lists, ties ordered newest first, fused, copies folded under the shortest path. A document
     not `embedded` (no vector yet) counts by words in place of meaning."""
-    docs = documents(db, sorted({r.doc for r in words} | {r.doc for r in meaning}))
+    docs = documents(store, sorted({r.doc for r in words} | {r.doc for r in meaning}))
     mtime = newest if newest is not None else {d.id: d.mtime for d in docs.values()}
     words = newest_among_ties([r for r in words if r.doc in docs], mtime)
     meaning = newest_among_ties([r for r in meaning if r.doc in docs], mtime)
@@ -243,7 +214,7 @@ def rank(
     best_word = {r.doc: r.chunk for r in words}
     best_meaning = {r.doc: r.chunk for r in meaning}
     order = sorted(fused, key=lambda d: (-fused[d], -mtime.get(d, 0.0), docs[d].path))
-    copies = Copies(db, [docs[d] for d in order])
+    copies = Copies(store, [docs[d] for d in order])
     groups: list[Found] = []
     for doc_id in order:
         doc = docs[doc_id]

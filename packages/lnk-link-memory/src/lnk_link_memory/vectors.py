@@ -7,7 +7,6 @@ an old vector is never used.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 
 import numpy as np
@@ -62,32 +61,25 @@ class VectorCache:
             self._embedded = frozenset()
 
     def _refresh(self) -> None:
-        with self._store.read() as db:
-            counter = int(db.execute("SELECT n FROM counter").fetchone()[0])
-            fresh = self._ids(db, "SELECT chunk FROM vectors WHERE model = ? AND seq > ?", (self._model, self._seq))
-            total = int(db.execute("SELECT count(*) FROM vectors WHERE model = ?", (self._model,)).fetchone()[0])
+        vectors = self._store.vectors
+        with self._store.read():
+            counter = self._store.counter()
+            fresh = np.fromiter(vectors.chunks(self._model, after=self._seq), dtype=np.int64)
+            total = vectors.count(self._model)
             if len(fresh) or total != self._count:
                 # Something was added, changed or dropped: keep only the chunks the file still has.
-                live = self._ids(db, "SELECT chunk FROM vectors WHERE model = ?", (self._model,))
-                self._apply(db, fresh, live)
+                live = np.fromiter(vectors.chunks(self._model), dtype=np.int64)
+                self._apply(fresh, live)
         self._counter = counter
 
-    @staticmethod
-    def _ids(db: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> Ids:
-        return np.fromiter((row[0] for row in db.execute(sql, args)), dtype=np.int64)
-
-    def _apply(self, db: sqlite3.Connection, fresh: Ids, live: Ids) -> None:
+    def _apply(self, fresh: Ids, live: Ids) -> None:
         """Keep what is still there, then read the new vectors straight into place, a block at a time:
         the index's rows are never all held at once beside the matrix they fill."""
         n = self._count
         held = self._chunks[:n]
         keep = np.flatnonzero(np.isin(held, live) & ~np.isin(held, fresh))
-        cursor = db.execute(
-            "SELECT v.chunk, c.doc, v.vector, v.seq FROM vectors v JOIN chunks c ON c.id = v.chunk "
-            "WHERE v.model = ? AND v.seq > ? ORDER BY v.seq",
-            (self._model, self._seq),
-        )
-        block = cursor.fetchmany(_BLOCK)
+        blocks = self._store.vectors.newer(self._model, self._seq, _BLOCK)
+        block = next(blocks, [])
         width = len(block[0][2]) // 4 if block else (self._matrix.shape[1] if self._matrix.ndim == 2 else 0)
         if block and self._matrix.shape[1:] != (width,):
             keep = np.zeros(0, dtype=np.int64)  # another width: another model's vectors, start again
@@ -112,6 +104,6 @@ class VectorCache:
             matrix[k:end] = np.frombuffer(b"".join(row[2] for row in block), dtype=np.float32).reshape(-1, width)
             self._seq = max(self._seq, int(block[-1][3]))
             k = end
-            block = cursor.fetchmany(_BLOCK)
+            block = next(blocks, [])
         self._chunks, self._docs, self._matrix, self._count = chunks, docs, matrix, k
         self._embedded = frozenset(np.unique(docs[:k]).tolist())

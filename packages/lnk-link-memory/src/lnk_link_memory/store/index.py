@@ -1,9 +1,10 @@
-"""The index: one SQLite file holding documents, chunks, their words (FTS5), vectors and links.
+"""The index file's connections and transactions, and the tables' named calls hung on it.
 
 A change counter in the file is kept by triggers, so any writer (this server's threads, another
 server over the same file) moves it, and a reader holding vectors in memory knows to look again.
 Each long-running thread has its own connection and calls lease one of a few (Store.lease); WAL lets
-searches read while the indexer writes.
+searches read while the indexer writes. Every table's calls use the calling thread's connection, so
+calls made within one `write()` or `read()` block share its transaction.
 """
 
 from __future__ import annotations
@@ -17,91 +18,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = "1"
+from sqlite_utils import Database
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS counter(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
-INSERT OR IGNORE INTO counter VALUES (1, 0);
-CREATE TABLE IF NOT EXISTS documents(
-  id INTEGER PRIMARY KEY,
-  path TEXT UNIQUE NOT NULL,
-  name TEXT NOT NULL,            -- the file's name without suffix, lowercased: wiki links find it by this
-  stem TEXT NOT NULL,            -- its path under its source without suffix, lowercased
-  kind TEXT NOT NULL,
-  title TEXT NOT NULL,
-  signature TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  mtime REAL NOT NULL,
-  first_seen REAL NOT NULL,
-  before INTEGER NOT NULL,       -- there when memory first read the folder: not news
-  changed REAL,                  -- when its words last changed after it was first seen
-  words INTEGER NOT NULL,
-  words_hash TEXT NOT NULL,
-  bag BLOB NOT NULL,             -- its words and how often: copies are told by these
-  sketch BLOB NOT NULL,          -- min-hashes of its words: which documents may be copies at all
-  text TEXT                      -- the extracted text of a PDF or Word document
-);
-CREATE INDEX IF NOT EXISTS documents_name ON documents(name);
-CREATE TABLE IF NOT EXISTS chunks(
-  id INTEGER PRIMARY KEY,
-  doc INTEGER NOT NULL,
-  ord INTEGER NOT NULL,
-  line INTEGER NOT NULL,
-  text TEXT NOT NULL,
-  hash TEXT NOT NULL,
-  title INTEGER NOT NULL DEFAULT 0  -- the title from the file's name, embedded on its own
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61 remove_diacritics 2');
--- Ranked by bm25 with the title counting four times the body.
-INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(4.0, 1.0)');
-CREATE TABLE IF NOT EXISTS vectors(
-  chunk INTEGER PRIMARY KEY,
-  model TEXT NOT NULL,
-  vector BLOB NOT NULL,
-  seq INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS vectors_seq ON vectors(model, seq);
-CREATE TABLE IF NOT EXISTS links(
-  doc INTEGER NOT NULL,
-  ord INTEGER NOT NULL,
-  kind TEXT NOT NULL,
-  target TEXT NOT NULL,
-  key TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS links_doc ON links(doc);
-CREATE INDEX IF NOT EXISTS links_key ON links(key);
-CREATE TABLE IF NOT EXISTS removed(path TEXT PRIMARY KEY, title TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS removed_at ON removed(at);
-CREATE TABLE IF NOT EXISTS skipped(path TEXT PRIMARY KEY, reason TEXT NOT NULL, signature TEXT NOT NULL);
-
-CREATE TRIGGER IF NOT EXISTS chunk_added AFTER INSERT ON chunks BEGIN
-  UPDATE counter SET n = n + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS chunk_moved AFTER UPDATE ON chunks BEGIN
-  UPDATE counter SET n = n + 1;
-END;
-CREATE TRIGGER IF NOT EXISTS chunk_rewritten AFTER UPDATE OF text, hash ON chunks BEGIN
-  DELETE FROM vectors WHERE chunk = new.id;
-END;
-CREATE TRIGGER IF NOT EXISTS chunk_gone AFTER DELETE ON chunks BEGIN
-  UPDATE counter SET n = n + 1;
-  DELETE FROM vectors WHERE chunk = old.id;
-  DELETE FROM fts WHERE rowid = old.id;
-END;
-CREATE TRIGGER IF NOT EXISTS document_gone AFTER DELETE ON documents BEGIN
-  DELETE FROM chunks WHERE doc = old.id;
-  DELETE FROM links WHERE doc = old.id;
-END;
-CREATE TRIGGER IF NOT EXISTS vector_added AFTER INSERT ON vectors BEGIN
-  UPDATE counter SET n = n + 1;
-  UPDATE vectors SET seq = (SELECT n FROM counter) WHERE chunk = new.chunk;
-END;
-CREATE TRIGGER IF NOT EXISTS vector_gone AFTER DELETE ON vectors BEGIN
-  UPDATE counter SET n = n + 1;
-END;
-"""
+from lnk_link_memory.store import schema
+from lnk_link_memory.store.changes import Removed, Skipped
+from lnk_link_memory.store.chunks import Chunks
+from lnk_link_memory.store.documents import Documents
+from lnk_link_memory.store.links import Links
+from lnk_link_memory.store.vectors import Vectors
 
 _CORRUPT = ("malformed", "not a database", "file is encrypted", "database corrupt", "disk i/o error", "unable to open")
 
@@ -149,6 +73,13 @@ class Store:
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._idle: list[sqlite3.Connection] = []
+        self._utils: dict[sqlite3.Connection, Database] = {}
+        self.documents = Documents(self)
+        self.chunks = Chunks(self)
+        self.vectors = Vectors(self)
+        self.links = Links(self)
+        self.removed = Removed(self)
+        self.skipped = Skipped(self)
 
     def open(self) -> None:
         """Create or check the index; a file that fails the check raises Corrupt."""
@@ -159,8 +90,7 @@ class Store:
             result = db.execute("PRAGMA quick_check").fetchone()
             if result is None or result[0] != "ok":
                 raise Corrupt(f"the index failed its check: {result[0] if result else 'no answer'}")
-            db.executescript(_SCHEMA)
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            schema.create(self.utils())
         except sqlite3.DatabaseError as exc:
             raise Corrupt(str(exc)) from exc
 
@@ -172,6 +102,16 @@ class Store:
             self._local.conn = conn
             self._local.generation = self._generation
         return conn
+
+    def utils(self) -> Database:
+        """This thread's connection as sqlite-utils sees it: for the tables' plain inserts."""
+        conn = self.db()
+        utils = self._utils.get(conn)
+        if utils is None:
+            # Triggers fire as they always have (sqlite-utils would turn recursive triggers on), and
+            # no plugin of sqlite-utils is loaded into memory's process.
+            utils = self._utils[conn] = Database(conn, recursive_triggers=False, execute_plugins=False)
+        return utils
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -212,6 +152,7 @@ class Store:
                 return
             if conn in self._connections:
                 self._connections.remove(conn)
+            self._utils.pop(conn, None)
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
@@ -284,7 +225,7 @@ class Store:
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        self.db().execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+        self.utils().table("meta").insert({"key": key, "value": value}, replace=True)
 
     def size(self) -> int:
         return sum(p.stat().st_size for p in self._files() if p.exists())
@@ -296,6 +237,7 @@ class Store:
                     conn.close()
             self._connections.clear()
             self._idle.clear()
+            self._utils.clear()
             self._generation += 1
 
     def set_aside(self) -> Path:

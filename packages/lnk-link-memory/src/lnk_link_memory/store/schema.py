@@ -1,0 +1,116 @@
+"""The index's tables, made if missing: plain tables by sqlite-utils, the rest in SQL.
+
+sqlite-utils makes the plain tables and their indexes, each only where it isn't there yet, so an
+index made by an earlier release is opened as it is. What it has no words for is written out: the
+full-text table (FTS5, with its tokenizer and ranking), the change counter, which holds one row,
+and the triggers that keep the counter, the vectors and the words in step with the chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlite_utils import Database
+
+SCHEMA_VERSION = "1"
+
+_DOCUMENTS = {
+    "id": int,
+    "path": str,
+    "name": str,  # the file's name without suffix, lowercased: wiki links find it by this
+    "stem": str,  # its path under its source without suffix, lowercased
+    "kind": str,
+    "title": str,
+    "signature": str,
+    "hash": str,
+    "mtime": float,
+    "first_seen": float,
+    "before": int,  # there when memory first read the folder: not news
+    "changed": float,  # when its words last changed after it was first seen
+    "words": int,
+    "words_hash": str,
+    "bag": bytes,  # its words and how often: copies are told by these
+    "sketch": bytes,  # min-hashes of its words: which documents may be copies at all
+    "text": str,  # the extracted text of a PDF or Word document
+}
+_CHUNKS = {
+    "id": int,
+    "doc": int,
+    "ord": int,
+    "line": int,
+    "text": str,
+    "hash": str,
+    "title": int,  # 1 for the title from the file's name, embedded on its own
+}
+_VECTORS = {"chunk": int, "model": str, "vector": bytes, "seq": int}
+_LINKS = {"doc": int, "ord": int, "kind": str, "target": str, "key": str}
+_REMOVED = {"path": str, "title": str, "kind": str, "at": float}
+_SKIPPED = {"path": str, "reason": str, "signature": str}
+
+_WRITTEN_OUT = """
+CREATE TABLE IF NOT EXISTS counter(id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+INSERT OR IGNORE INTO counter VALUES (1, 0);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, body, tokenize = 'porter unicode61 remove_diacritics 2');
+-- Ranked by bm25 with the title counting four times the body.
+INSERT INTO fts(fts, rank) VALUES ('rank', 'bm25(4.0, 1.0)');
+
+CREATE TRIGGER IF NOT EXISTS chunk_added AFTER INSERT ON chunks BEGIN
+  UPDATE counter SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_moved AFTER UPDATE ON chunks BEGIN
+  UPDATE counter SET n = n + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_rewritten AFTER UPDATE OF text, hash ON chunks BEGIN
+  DELETE FROM vectors WHERE chunk = new.id;
+END;
+CREATE TRIGGER IF NOT EXISTS chunk_gone AFTER DELETE ON chunks BEGIN
+  UPDATE counter SET n = n + 1;
+  DELETE FROM vectors WHERE chunk = old.id;
+  DELETE FROM fts WHERE rowid = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS document_gone AFTER DELETE ON documents BEGIN
+  DELETE FROM chunks WHERE doc = old.id;
+  DELETE FROM links WHERE doc = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS vector_added AFTER INSERT ON vectors BEGIN
+  UPDATE counter SET n = n + 1;
+  UPDATE vectors SET seq = (SELECT n FROM counter) WHERE chunk = new.chunk;
+END;
+CREATE TRIGGER IF NOT EXISTS vector_gone AFTER DELETE ON vectors BEGIN
+  UPDATE counter SET n = n + 1;
+END;
+"""
+
+
+def _not_null(columns: Iterable[str], *nullable: str) -> list[str]:
+    """Every column but those named: a table's key among them, as each table was first written."""
+    return [name for name in columns if name not in nullable]
+
+
+def create(db: Database) -> None:
+    """Make whatever of the index is missing, and note the schema's version once."""
+    db.table("meta").create({"key": str, "value": str}, pk="key", not_null={"value"}, if_not_exists=True)
+    documents = db.table("documents")
+    if not documents.exists():
+        # A path is unique: the index that holds it so is made with the table (an earlier release's
+        # table says so in its own definition).
+        not_null = _not_null(_DOCUMENTS, "id", "changed", "text")
+        documents.create(_DOCUMENTS, pk="id", not_null=not_null, if_not_exists=True)
+        documents.create_index(["path"], index_name="documents_path", unique=True, if_not_exists=True)
+    documents.create_index(["name"], index_name="documents_name", if_not_exists=True)
+    chunks = db.table("chunks")
+    chunks.create(_CHUNKS, pk="id", not_null=_not_null(_CHUNKS, "id"), defaults={"title": 0}, if_not_exists=True)
+    chunks.create_index(["doc"], index_name="chunks_doc", if_not_exists=True)
+    vectors = db.table("vectors")
+    vectors.create(_VECTORS, pk="chunk", not_null=_not_null(_VECTORS, "chunk"), defaults={"seq": 0}, if_not_exists=True)
+    vectors.create_index(["model", "seq"], index_name="vectors_seq", if_not_exists=True)
+    links = db.table("links")
+    links.create(_LINKS, not_null=_not_null(_LINKS), if_not_exists=True)
+    links.create_index(["doc"], index_name="links_doc", if_not_exists=True)
+    links.create_index(["key"], index_name="links_key", if_not_exists=True)
+    removed = db.table("removed")
+    removed.create(_REMOVED, pk="path", not_null=_not_null(_REMOVED, "path"), if_not_exists=True)
+    removed.create_index(["at"], index_name="removed_at", if_not_exists=True)
+    db.table("skipped").create(_SKIPPED, pk="path", not_null=_not_null(_SKIPPED, "path"), if_not_exists=True)
+    db.conn.executescript(_WRITTEN_OUT)
+    db.table("meta").insert({"key": "schema", "value": SCHEMA_VERSION}, ignore=True)

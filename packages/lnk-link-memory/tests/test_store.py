@@ -1,0 +1,50 @@
+"""The store is the one home of memory's SQL: every other module asks it by name."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import lnk_link_memory
+
+PACKAGE = Path(lnk_link_memory.__file__).parent
+STORE = PACKAGE / "store"
+_RUNS_SQL = {"execute", "executemany", "executescript"}
+_SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|PRAGMA|BEGIN|COMMIT|ROLLBACK|SAVEPOINT)\b")
+_SQL_LIBRARIES = {"sqlite_utils"}
+
+
+def sql_in(module: Path) -> list[str]:
+    """Where a module runs SQL, writes it, or reaches for a SQL library: `line: what`."""
+    tree = ast.parse(module.read_text(), str(module))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RUNS_SQL:
+            found.append(f"{node.lineno}: calls {node.func.attr}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _SQL.match(node.value):
+            found.append(f"{node.lineno}: SQL {node.value[:40]!r}")
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            found.extend(f"{node.lineno}: imports {n}" for n in names if n.split(".")[0] in _SQL_LIBRARIES)
+    return found
+
+
+def test_no_module_outside_the_store_runs_or_writes_sql() -> None:
+    outside = {
+        str(module.relative_to(PACKAGE)): sql_in(module)
+        for module in sorted(PACKAGE.rglob("*.py"))
+        if STORE not in module.parents
+    }
+    assert len(outside) > 20  # every module of the package was read
+    assert {name: where for name, where in outside.items() if where} == {}
+
+
+def test_the_check_finds_the_sql_the_store_holds() -> None:
+    """The check above isn't blind: it finds each kind of SQL where the store keeps it."""
+    found = [line for module in sorted(STORE.glob("*.py")) for line in sql_in(module)]
+    assert any("calls execute" in line for line in found)
+    assert any("calls executemany" in line for line in found)
+    assert any("calls executescript" in line for line in found)
+    assert any("SQL 'SELECT" in line for line in found)
+    assert any("imports sqlite_utils" in line for line in found)
