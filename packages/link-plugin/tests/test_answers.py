@@ -41,7 +41,7 @@ def test_endpoint_must_be_on_the_loopback() -> None:
 
 
 def test_every_stated_default_is_an_answer_of_its_command() -> None:
-    from link_plugin.calls import TABLES
+    from link_plugin.commands import TABLES
 
     for commands in TABLES.values():
         for command in commands:
@@ -53,7 +53,7 @@ def test_every_stated_default_is_an_answer_of_its_command() -> None:
 
 
 def test_no_endpoint_is_the_endpoint_default() -> None:
-    from link_plugin.calls import command_of
+    from link_plugin.commands import command_of
     from link_plugin.contract import Kind
 
     assert isinstance(command_of(Kind.HARNESS, "endpoint").default(), harness.NoEndpoint)  # type: ignore[misc]

@@ -223,3 +223,42 @@ def test_refusal_carries_the_status(harness: Harness) -> None:
         assert refused.value.status == 401
     finally:
         served.stop()
+
+
+def test_the_proof_alone_says_what_was_answered_and_never_sends_the_key(
+    harness: Harness, client: EndpointClient
+) -> None:
+    proof = asyncio.run(client.prove())
+    assert (proof.status, proof.holds) == (200, True)
+    harness.honest = False
+    assert asyncio.run(client.prove()).holds is False
+    assert [path for path, _, _ in harness.seen] == [wire.PROOF_PATH, wire.PROOF_PATH]
+    assert all(KEY not in json.dumps(headers) for _, _, headers in harness.seen)
+
+
+def test_ready_only_when_the_endpoint_proves_it_is_the_agents(harness: Harness, client: EndpointClient) -> None:
+    assert asyncio.run(client.ready()) is True
+    harness.honest = False
+    assert asyncio.run(client.ready()) is False
+    nobody = EndpointClient(EndpointRef(url="http://127.0.0.1:9/v1", key=KEY), AGENT)
+    assert asyncio.run(nobody.ready()) is False
+
+
+def test_ready_without_the_proof_when_it_answers_http(harness: Harness) -> None:
+    served = Served(harness.app()).start()
+    try:
+        client = EndpointClient(EndpointRef(url=f"{served.origin}/v1", key=KEY, proof=False), AGENT)
+        assert asyncio.run(client.ready()) is True
+    finally:
+        served.stop()
+    assert [path for path, _, _ in harness.seen] == []
+
+
+def test_a_port_that_answers_nothing_is_not_ready() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        port = silent.getsockname()[1]
+        for proof in (True, False):
+            client = EndpointClient(
+                EndpointRef(url=f"http://127.0.0.1:{port}/v1", key=KEY, proof=proof), AGENT, timeout=0.3
+            )
+            assert asyncio.run(asyncio.wait_for(client.ready(), 5)) is False

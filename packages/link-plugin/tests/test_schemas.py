@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -36,7 +38,7 @@ def test_a_stray_schema_is_caught(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["harness", "memory", "channel"])
 def test_the_prose_has_a_row_for_every_command(kind: str) -> None:
     """Each command's row names its arguments, says whether it is required, and which version added it."""
-    from link_plugin.calls import TABLES
+    from link_plugin.commands import TABLES
 
     prose = (SPEC.parent / f"{kind}.md").read_text()
     rows = {line.split("`")[1].split()[0]: line for line in prose.splitlines() if line.startswith("| `")}
@@ -49,3 +51,23 @@ def test_the_prose_has_a_row_for_every_command(kind: str) -> None:
         for variable in command.inputs:
             if variable.startswith("LNK_"):
                 assert variable in prose, f"contract-spec/{kind}.md doesn't say what {variable} is"
+
+
+def test_the_models_load_no_client() -> None:
+    """The contract's models (every module a schema comes from) import without h11, httpx or asyncio."""
+    code = (
+        "import sys, link_plugin.schemas, link_plugin.approvals, link_plugin.commands\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'h11', 'httpx', 'asyncio', 'subprocess', 'typer'}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_names_stay_where_they_were_first() -> None:
+    """Moved to models-only modules, each public name is still importable from where it was."""
+    from link_plugin import approvals, backoff, calls, commands, control
+    from link_plugin.bridge import retry
+
+    assert (calls.TABLES, calls.ACTS, calls.command_of) == (commands.TABLES, commands.ACTS, commands.command_of)
+    assert approvals.ApprovalsClient is control.ControlClient
+    assert retry.Backoff is backoff.Backoff

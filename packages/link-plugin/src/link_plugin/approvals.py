@@ -6,19 +6,22 @@ what waits (`GET /approvals`), asks the owner in their chat, and sends what they
 (`POST /approvals/<id>` with `{"allow": true|false}`). The socket is in Link's settings folder,
 which no sandbox shows, so the harness can't answer for the owner; and the owner's answer is
 taken by the bridge, never passed on to the harness as a message.
+
+Models only: a question and how a reply reads. The client that asks the socket is
+`link_plugin.control.ControlClient`, also importable from here as `ApprovalsClient` (loaded when
+first used, so importing the models loads no client).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import h11
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field
 
-from link_plugin.endpoint import EndpointError, EndpointUnreachable, _Connection
+if TYPE_CHECKING:
+    from link_plugin.control import ApprovalsClient as ApprovalsClient
 
 YES = frozenset({"y", "yes", "ok", "allow", "sure"})
 NO = frozenset({"n", "no", "deny", "refuse", "stop"})
@@ -49,44 +52,9 @@ def reads_as(text: str) -> bool | None:
     return True if word in YES else False if word in NO else None
 
 
-_QUESTIONS = TypeAdapter(list[Question])
+def __getattr__(name: str) -> Any:
+    if name == "ApprovalsClient":
+        from link_plugin.control import ApprovalsClient
 
-
-class ApprovalsClient:
-    """A bridge's side of the control socket."""
-
-    def __init__(self, socket: str, timeout: float = 10.0) -> None:
-        self.socket = socket
-        self.timeout = timeout
-
-    async def _ask(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
-        """One request on a connection of its own; a socket that is gone, breaks or stalls is unreachable."""
-        try:
-            return await asyncio.wait_for(self._exchange(method, path, body), self.timeout)
-        except (OSError, TimeoutError, h11.ProtocolError, asyncio.IncompleteReadError) as exc:
-            raise EndpointUnreachable(f"the agent's control socket can't be reached ({exc})") from exc
-
-    async def _exchange(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
-        reader, writer = await asyncio.open_unix_connection(self.socket)
-        connection = _Connection(reader, writer, "lnk")
-        try:
-            response = await connection.request(method, path, {}, body)
-            return response.status, await connection.body()
-        finally:
-            await connection.close()
-
-    async def waiting(self) -> list[Question]:
-        status, raw = await self._ask("GET", "/approvals", None)
-        if status != 200:
-            raise EndpointUnreachable(f"the control socket answered {status}")
-        try:
-            return _QUESTIONS.validate_json(raw)
-        except ValidationError as exc:
-            raise EndpointError(
-                f"the control socket's list of waiting calls doesn't read ({exc.error_count()} errors)"
-            ) from exc
-
-    async def answer(self, question: str, allow: bool) -> bool:
-        """Send the owner's answer; False when the question no longer waits (answered, or timed out)."""
-        status, _ = await self._ask("POST", f"/approvals/{question}", json.dumps({"allow": allow}).encode())
-        return status == 200
+        return ApprovalsClient
+    raise AttributeError(f"module 'link_plugin.approvals' has no attribute {name!r}")

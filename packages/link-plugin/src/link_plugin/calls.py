@@ -4,6 +4,9 @@ A command the plugin doesn't answer (exit 3, or an older plugin that doesn't kno
 default the contract states for it. A question (needs, ports, ...) takes its default on any
 failure, since an outside adapter releases on its own schedule; a step that acts (install,
 configure, link, disconnect) that fails is an error.
+
+The commands themselves are listed in `link_plugin.commands` (models only); `TABLES`, `ACTS`
+and `command_of` are offered here too, where they were first.
 """
 
 from __future__ import annotations
@@ -16,29 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from link_plugin import channel, harness, memory
 from link_plugin.answers import Answer, parse_answer
-from link_plugin.contract import CONTRACT_COMMAND, Command, Contract, Kind
+from link_plugin.commands import ACTS as ACTS
+from link_plugin.commands import TABLES as TABLES
+from link_plugin.commands import command_of as command_of
+from link_plugin.contract import Contract, Kind
 from link_plugin.errors import ContractError, ExitCode, PluginFailed
 
 A = TypeVar("A", bound=Answer)
-
-TABLES: dict[Kind, tuple[Command, ...]] = {
-    Kind.HARNESS: harness.COMMANDS,
-    Kind.MEMORY: memory.COMMANDS,
-    Kind.CHANNEL: channel.COMMANDS,
-}
-
-ACTS = frozenset({"install", "configure", "link", "disconnect", "connect", "start", "command"})
-"""Commands whose failure is an error, never a default."""
-
-
-def command_of(kind: Kind, name: str) -> Command:
-    for command in TABLES.get(kind, (CONTRACT_COMMAND,)):
-        if command.name == name:
-            return command
-    known = ", ".join(c.name for c in TABLES.get(kind, ()))
-    raise KeyError(f"the {kind.value} contract has no command {name!r} (it has: {known})")
 
 
 @dataclass

@@ -9,6 +9,11 @@ has one, or a fresh one (`new_message_id`). Sent again after a connection that b
 answer came, the same key lets the harness keep the message once. An answer's head may carry its
 stable id (`Link-Answer-Id`, `ChatReply.answer_id`), the id recovery lists it by if it goes
 undelivered, so a bridge can tell an answer it already showed.
+
+The proof is checked here and nowhere else: a bridge before each message (`chat`), the core
+waiting for a harness to start and the conformance kit (`prove`) all ask it of this client.
+`Connection` is one HTTP/1.1 connection driven by h11, TCP or unix socket, which the control
+socket's client (`link_plugin.control`) rides too.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from link_plugin import wire
+from link_plugin import sse, wire
 from link_plugin.channel import EndpointRef
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef
@@ -63,12 +68,23 @@ class EndpointRefused(EndpointError):
 
 
 @dataclass
-class _Response:
+class Response:
     status: int
     headers: dict[str, str]
+    """Names in lowercase."""
 
 
-class _Connection:
+@dataclass(frozen=True)
+class Proof:
+    """What an endpoint answered to a challenge, and whether it proves the endpoint holds the key."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    holds: bool
+
+
+class Connection:
     """One HTTP/1.1 connection driven by h11, so every request goes on this very socket."""
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str) -> None:
@@ -92,7 +108,7 @@ class _Connection:
                 raise EndpointUnreachable("the endpoint's connection stopped in an unexpected state")
             self._h11.receive_data(await self._reader.read(65536))
 
-    async def request(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> _Response:
+    async def request(self, method: str, path: str, headers: dict[str, str], body: bytes | None) -> Response:
         if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
             self._h11.start_next_cycle()
         pairs = [("Host", self._host), *headers.items()]
@@ -103,7 +119,7 @@ class _Connection:
         event = await self._next()
         if not isinstance(event, h11.Response):
             raise EndpointUnreachable(f"the endpoint answered no HTTP response ({type(event).__name__})")
-        return _Response(
+        return Response(
             status=event.status_code,
             headers={k.decode().lower(): v.decode() for k, v in event.headers},
         )
@@ -130,7 +146,7 @@ class _Connection:
 class ChatReply:
     """The endpoint's answer to one message: steered (202), or a stream of text."""
 
-    def __init__(self, connection: _Connection, response: _Response) -> None:
+    def __init__(self, connection: Connection, response: Response) -> None:
         self._connection = connection
         self.status = response.status
         self.steered = response.status == 202 and wire.STEERED.lower() in response.headers
@@ -141,20 +157,12 @@ class ChatReply:
         """The answer's text as it is written, from the SSE stream of chat.completion.chunk."""
         if self.steered:
             return
-        buffer = b""
-        async for chunk in self._connection.body_chunks():
-            buffer += chunk
-            while b"\n\n" in buffer:
-                block, buffer = buffer.split(b"\n\n", 1)
-                for line in block.decode().splitlines():
-                    if not line.startswith("data:"):
-                        continue
-                    data = line[5:].strip()
-                    if data == "[DONE]":
-                        return
-                    text = _delta_text(json.loads(data))
-                    if text:
-                        yield text
+        async for event in sse.aevents(self._connection.body_chunks()):
+            if event.done:
+                return
+            text = _delta_text(event.json())
+            if text:
+                yield text
 
     async def text(self) -> str:
         return "".join([piece async for piece in self.deltas()])
@@ -195,7 +203,8 @@ class EndpointClient:
         return {wire.AGENT: self._agent.name, wire.AGENT_ID: self._agent.id}
 
     @asynccontextmanager
-    async def _proven(self) -> AsyncIterator[_Connection]:
+    async def _proven(self, *, checked: bool = True) -> AsyncIterator[Connection]:
+        """A connection to the endpoint, proven first when it answers the proof (and `checked`)."""
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_connection(self._host, self._port), self._timeout)
         except (OSError, TimeoutError) as exc:
@@ -203,39 +212,66 @@ class EndpointClient:
         sock = writer.get_extra_info("socket")
         if sock is not None:  # the proof, then the key and the message: each sent as it is written
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        connection = _Connection(reader, writer, f"{self._host}:{self._port}")
+        connection = Connection(reader, writer, f"{self._host}:{self._port}")
         try:
-            if self._endpoint.proof:
+            if self._endpoint.proof and checked:
                 try:
-                    await self._prove(connection)
+                    proof = await self._prove(connection)
                 except TimeoutError:
                     # A port taken by a listener that never answers (a sandbox's, before its harness
                     # listens): nothing was sent but the challenge, so it is only unreachable.
                     raise EndpointUnreachable(
                         f"{self._endpoint.url} took the connection and answered nothing within {self._timeout:g} s"
                     ) from None
+                if not proof.holds:
+                    raise ProofFailed(
+                        f"the program on {self._endpoint.url} could not prove it is the agent's harness; "
+                        "its key was not sent",
+                        "Another program may hold the harness's port: `lnk agent status` names it.",
+                    )
             yield connection
         except (ConnectionError, h11.RemoteProtocolError, asyncio.IncompleteReadError) as exc:
             raise EndpointUnreachable(f"the connection to {self._endpoint.url} broke ({exc})") from exc
         finally:
             await connection.close()
 
-    async def _prove(self, connection: _Connection) -> None:
+    async def _prove(self, connection: Connection) -> Proof:
         challenge = wire.new_challenge()
         body = wire.ProofRequest(challenge=challenge).model_dump_json().encode()
         response = await asyncio.wait_for(
             connection.request("POST", wire.PROOF_PATH, self._agent_headers(), body), self._timeout
         )
-        raw = await connection.body()
+        raw = await asyncio.wait_for(connection.body(), self._timeout)
         try:
             answer = wire.ProofAnswer.model_validate_json(raw) if response.status == 200 else None
         except ValueError:
             answer = None
-        if answer is None or not wire.proof_holds(self._endpoint.key, challenge, answer.proof):
-            raise ProofFailed(
-                f"the program on {self._endpoint.url} could not prove it is the agent's harness; its key was not sent",
-                "Another program may hold the harness's port: `lnk agent status` names it.",
-            )
+        holds = answer is not None and wire.proof_holds(self._endpoint.key, challenge, answer.proof)
+        return Proof(response.status, response.headers, raw, holds)
+
+    async def prove(self) -> Proof:
+        """Ask the endpoint for the proof alone, on a connection of its own, and say what it answered.
+        EndpointUnreachable when nothing answers, or it answers nothing in time."""
+        async with self._proven(checked=False) as connection:
+            try:
+                return await self._prove(connection)
+            except TimeoutError:
+                raise EndpointUnreachable(
+                    f"{self._endpoint.url} answered no proof within {self._timeout:g} s"
+                ) from None
+
+    async def ready(self) -> bool:
+        """Whether the agent's harness answers here: it proves it holds the key (an endpoint that
+        answers the proof), or at least answers HTTP. A port published before the harness listens
+        takes a connection and answers nothing, so a connection alone doesn't count."""
+        try:
+            if self._endpoint.proof:
+                return (await self.prove()).holds
+            async with self._proven() as connection:
+                await asyncio.wait_for(connection.request("GET", self._base + "/models", {}, None), self._timeout)
+                return True
+        except (EndpointError, TimeoutError):
+            return False
 
     def _keyed(self, extra: dict[str, str]) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._endpoint.key}", **self._agent_headers(), **extra}

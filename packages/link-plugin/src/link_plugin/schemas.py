@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from link_plugin import approvals, channel, sandbox, settings, wire
-from link_plugin.calls import TABLES
+from link_plugin.commands import TABLES
 from link_plugin.harness import HarnessSettings
 
 

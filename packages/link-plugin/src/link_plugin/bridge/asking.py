@@ -1,6 +1,6 @@
 """Tool calls waiting for the owner, asked in their direct chat and answered from it.
 
-The bridge polls the agent's control socket (`ApprovalsClient.waiting`): every `busy` seconds
+The bridge polls the agent's control socket (`ControlClient.waiting`): every `busy` seconds
 while it carries a message (the turn that may call a tool is running) and every `idle` seconds
 otherwise (a turn begun elsewhere: the terminal, another channel). Each new question is posted
 once with Allow and Deny buttons; the owner answers with a button or with a reply that reads as
@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
-from link_plugin.approvals import ApprovalsClient, Question, reads_as
+from link_plugin.approvals import Question, reads_as
 from link_plugin.bridge.answer import Surface
 from link_plugin.bridge.recovery import Log
 from link_plugin.bridge.retry import GIVE_UP, retrying
 from link_plugin.bridge.rules import Incoming
+from link_plugin.control import ControlClient
 from link_plugin.endpoint import EndpointError
 
 BUSY = 0.5
@@ -73,7 +74,7 @@ class _Asked:
 class Asking:
     def __init__(
         self,
-        client: ApprovalsClient,
+        client: ControlClient,
         chat: Asker,
         owner: str,
         log: Log,

@@ -31,7 +31,6 @@ from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any, TypedDict, Unpack
 
-from link_plugin.approvals import ApprovalsClient
 from link_plugin.bridge.answer import Surface
 from link_plugin.bridge.asking import BUSY, IDLE, Asker, Asking, Said
 from link_plugin.bridge.carry import PACE, Carrier, Pace, Place
@@ -41,6 +40,7 @@ from link_plugin.bridge.shown import ShownAnswers
 from link_plugin.bridge.split import Measure
 from link_plugin.bridge.tasks import Tasks
 from link_plugin.channel import BridgeSpec
+from link_plugin.control import ControlClient
 from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
@@ -99,7 +99,7 @@ class Bridge(ABC):
             client, self.recovery, channel, say, limit=limit, measure=measure, steered=spec.steered, pace=pace
         )
         self.asking: Asking | None = None
-        self._control = ApprovalsClient(spec.approvals) if spec.approvals else None
+        self._control = ControlClient(spec.approvals) if spec.approvals else None
         self._polls = {"busy": timing.get("busy", BUSY), "idle": timing.get("idle", IDLE), "give_up": pace.give_up}
         self._ready = asyncio.Event()
         self.tasks = Tasks()

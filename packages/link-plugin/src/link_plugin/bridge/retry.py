@@ -2,7 +2,8 @@
 
 A channel translates its library's errors: the service said when to come back (Telegram's 429
 with retry_after, Slack's Retry-After) is `RetryLater`; the network broke before the call could
-have landed is `Interrupted`. Anything else is not retried.
+have landed is `Interrupted`. Anything else is not retried. The waits between network errors
+are `link_plugin.backoff.Backoff`'s, offered here too (`retry.Backoff`), where it was first.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+
+from link_plugin.backoff import Backoff as Backoff
 
 T = TypeVar("T")
 
@@ -28,26 +31,6 @@ class RetryLater(Exception):
 
 class Interrupted(Exception):
     """The call could not reach the service: calling again is safe."""
-
-
-class Backoff:
-    """Waits that double from `first` up to `most`, back to `first` after a success."""
-
-    def __init__(self, first: float = 0.25, most: float = 8.0) -> None:
-        self._first = first
-        self._most = most
-        self.delay = first
-
-    def next(self) -> float:
-        delay = self.delay
-        self.delay = min(delay * 2, self._most)
-        return delay
-
-    async def wait(self) -> None:
-        await asyncio.sleep(self.next())
-
-    def reset(self) -> None:
-        self.delay = self._first
 
 
 async def retrying(
