@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import httpx
 
-from link_plugin import LinkError
+from link_plugin import LinkError, sse
 from link_plugin.harness import ModelRef
 from link_plugin.providers import PROVIDERS
 from lnk_harness.events import Asked
@@ -71,7 +71,7 @@ async def stream(
             if response.status_code != 200:
                 raw = (await response.aread()).decode(errors="replace")
                 raise ModelError(f"the model at {url} answered {response.status_code}: {_error_text(raw)}")
-            async for item in parse(response.aiter_lines()):
+            async for item in parse(_data(sse.aevents(response.aiter_bytes()))):
                 yield item
     except httpx.HTTPError as exc:
         raise ModelError(f"the model at {url} could not be reached: {type(exc).__name__}: {exc}") from exc
@@ -88,17 +88,15 @@ def _error_text(raw: str) -> str:
     return raw[:500]
 
 
-async def _data_lines(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
-    async for line in lines:
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if not data or data == "[DONE]":
+async def _data(events: AsyncIterator[sse.Event]) -> AsyncIterator[dict[str, Any]]:
+    """Each event's JSON object (OpenAI's closing `[DONE]` and empty events carry none)."""
+    async for event in events:
+        if not event.data or event.done:
             continue
         try:
-            parsed = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise ModelError(f"the model streamed something that is not JSON: {data[:200]!r}") from exc
+            parsed = event.json()
+        except ValueError as exc:
+            raise ModelError(f"the model streamed something that is not JSON: {event.data[:200]!r}") from exc
         if isinstance(parsed, dict):
             yield parsed
 
@@ -122,10 +120,10 @@ def _openai_request(
     return f"{model.url.rstrip('/')}/chat/completions", {}, body
 
 
-async def _openai_events(lines: AsyncIterator[str]) -> AsyncIterator[str | Step]:
+async def _openai_events(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str | Step]:
     step = Step()
     calls: dict[int, dict[str, str]] = {}
-    async for chunk in _data_lines(lines):
+    async for chunk in chunks:
         if "error" in chunk:
             raise ModelError(f"the model failed mid-answer: {_error_text(json.dumps(chunk))}")
         for choice in chunk.get("choices") or []:
@@ -216,10 +214,10 @@ def to_anthropic(messages: list[Message], with_tools: bool = True) -> list[Messa
     return out
 
 
-async def _anthropic_events(lines: AsyncIterator[str]) -> AsyncIterator[str | Step]:
+async def _anthropic_events(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str | Step]:
     step = Step()
     calls: dict[int, dict[str, str]] = {}
-    async for event in _data_lines(lines):
+    async for event in chunks:
         kind = event.get("type")
         if kind == "error":
             raise ModelError(f"the model failed mid-answer: {_error_text(json.dumps(event))}")

@@ -20,10 +20,10 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from link_plugin import wire
+from link_plugin import sse, wire
 from lnk_harness.reply import End, Joined, Reply
 
-SSE = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache")]
+SSE = [(b"content-type", f"{sse.CONTENT_TYPE}; charset=utf-8".encode()), (b"cache-control", b"no-cache")]
 
 
 def error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
@@ -48,7 +48,7 @@ class Completion:
             "model": self.model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
-        return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+        return sse.event(body)
 
     def whole(self, text: str) -> bytes:
         body = {
@@ -69,8 +69,8 @@ def steered(joined: Joined, *, stream: bool, model: str) -> Response:
     if joined.answer_id:
         headers[wire.ANSWER_ID] = joined.answer_id
     if stream:
-        body = completion.chunk({"role": "assistant", "content": ""}, "stop") + b"data: [DONE]\n\n"
-        return Response(body, status_code=202, headers=headers, media_type="text/event-stream")
+        body = completion.chunk({"role": "assistant", "content": ""}, "stop") + sse.DONE
+        return Response(body, status_code=202, headers=headers, media_type=sse.CONTENT_TYPE)
     return Response(completion.whole(""), status_code=202, headers=headers, media_type="application/json")
 
 
@@ -134,11 +134,11 @@ class AnswerResponse(Response):
                 continue
             if piece.error is not None:
                 failed = {"error": {"message": piece.error, "type": "harness_error"}}
-                last = f"data: {json.dumps(failed)}\n\n".encode()
+                last = sse.event(failed)
             else:
                 last = chunk({}, "stop")
             # Whether the request is still there is known before the last bytes, never after.
-            await self._last(send, pending + last + b"data: [DONE]\n\n", not gone.is_set())
+            await self._last(send, pending + last + sse.DONE, not gone.is_set())
             return
 
     async def _send_whole(self, send: Send, gone: asyncio.Event) -> None:
