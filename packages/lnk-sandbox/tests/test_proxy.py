@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from helpers import Echo, Internet, Peak, Sink, Website, exchange, held_tcp
+from helpers import Echo, Internet, Peak, Sink, Website, Wiretap, exchange, held_tcp
 from lnk_sandbox.http import MAX_HEAD
 from lnk_sandbox.proxy import ConnectionLog, Proxy, ProxySettings, Served
 from lnk_sandbox.rules import Rules
@@ -79,6 +79,87 @@ def test_a_request_is_answered_once_and_the_connection_closed(proxy: str) -> Non
 )
 def test_a_request_it_cant_read_is_answered_400(proxy: str, data: bytes) -> None:
     assert exchange(proxy, data).startswith(b"HTTP/1.1 400")
+
+
+SMUGGLED = b"GET http://site.example/inner HTTP/1.1\r\nHost: site.example\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        pytest.param(
+            b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nContent-Length: 0\r\n"
+            b"Content-Length: 45\r\n\r\n" + SMUGGLED,
+            b"Content-Length",
+            id="two-lengths",
+        ),
+        pytest.param(
+            b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nContent-Length: 4\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + SMUGGLED,
+            b"Content-Length and Transfer-Encoding",
+            id="length-and-chunked",
+        ),
+        pytest.param(
+            b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nTransfer-Encoding: chunked\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + SMUGGLED,
+            b"Transfer-Encoding",
+            id="two-codings",
+        ),
+        pytest.param(
+            b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nTransfer-Encoding : chunked\r\n\r\n",
+            b"header line",
+            id="space-before-colon",
+        ),
+        pytest.param(
+            b"POST http://site.example/ HTTP/1.1\r\nHost: site.example\r\nX-Note: a\r\n"
+            b" Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + SMUGGLED,
+            b"obs-fold",
+            id="obs-fold",
+        ),
+        pytest.param(
+            b"GET http://site.example/ HTTP/1.1\r\nHost: site.example\r\nX-Note: a\r\n\tb\r\n\r\n",
+            b"obs-fold",
+            id="obs-fold-tab",
+        ),
+        pytest.param(b"GET http://site.example/ HTTP/1.1\nHost: site.example\n\n", b"CRLF", id="bare-lf"),
+        pytest.param(
+            b"GET http://site.example/ HTTP/1.1\r\nHost: site.example\r\n\n" + SMUGGLED,
+            b"CRLF",
+            id="bare-lf-ending-the-head",
+        ),
+        pytest.param(
+            b"GET http://site.example/ HTTP/1.1\r\nHost: site.example\nX-Note: a\r\n\r\n", b"CRLF", id="bare-lf-mid"
+        ),
+    ],
+)
+def test_a_head_two_parsers_could_read_two_ways_is_refused(proxy: str, site: Website, data: bytes, why: bytes) -> None:
+    """Request smuggling: a head a server behind the proxy might frame otherwise than the proxy did
+    is answered 400, saying why, and nothing of it reaches the site."""
+    received = exchange(proxy, data)
+    assert received.startswith(b"HTTP/1.1 400") and why in received, received
+    assert site.authorizations == [], "the site was asked"
+
+
+def test_a_length_said_twice_alike_goes_on_once(tmp_path: Path, site: Website) -> None:
+    """The same Content-Length twice is one length (RFC 9110); what goes on is the head written
+    again, so the site reads it once, never the bytes that came."""
+    tap = Wiretap(site.port)
+    settings = ProxySettings(
+        rules=Rules(),
+        port=3128,
+        log=ConnectionLog(tmp_path / "proxy.log"),
+        network=Internet({"site.example": "93.184.215.14"}, {("93.184.215.14", 80): tap.port}),
+    )
+    served = Served()
+    served.tcp("127.0.0.1", 0, Proxy(settings).handle)
+    try:
+        with served:
+            data = b"GET http://site.example/twice HTTP/1.1\r\nHost: site.example\r\nContent-Length: 0\r\n"
+            received = exchange(f"127.0.0.1:{served.ports[0]}", data + b"Content-Length: 0\r\n\r\n")
+    finally:
+        tap.close()
+    assert received.startswith(b"HTTP/1.0 200") and received.endswith(b"at /twice")
+    assert bytes(tap.upstream).lower().count(b"content-length:") == 1
 
 
 def test_a_head_too_long_is_answered_400(proxy: str) -> None:

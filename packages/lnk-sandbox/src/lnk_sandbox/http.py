@@ -2,7 +2,12 @@
 
 h11 reads each head and refuses what isn't HTTP (a NUL, a control or a space in the request
 target, a bad header name or value, conflicting lengths, a transfer coding other than chunked,
-an HTTP/1.1 request without a Host), so the proxy judges only what parsed. Bodies are never
+an HTTP/1.1 request without a Host), so the proxy judges only what parsed. A request's head is
+held to RFC 9112's own form, stricter than h11 reads it: every line ends in CRLF (never a bare
+LF or CR) and no header is folded onto the next line; a request with both a length and a
+transfer coding is refused. What goes on is the head as parsed, written again (one
+Content-Length however many the same came), never the bytes that came, so the peer behind the
+proxy can't read a head two ways. Bodies are never
 read into memory: what follows a head passes through as bytes, as it comes. The proxy answers
 one request per connection and says so (`Connection: close`), so a second request never rides
 on a connection judged for the first.
@@ -80,8 +85,9 @@ def _headers(event: h11.Request | h11.Response | h11.InformationalResponse) -> l
     return [(_text(name), _text(value)) for name, value in event.headers.raw_items()]
 
 
-async def _next(reader: asyncio.StreamReader, connection: h11.Connection) -> object:
-    """h11's next event, reading only as much as it needs for a head (the rest stays unread)."""
+async def _next(reader: asyncio.StreamReader, connection: h11.Connection, read: bytearray | None = None) -> object:
+    """h11's next event, reading only as much as it needs for a head (the rest stays unread);
+    what was read is added to `read` when given."""
     while True:
         try:
             event = connection.next_event()
@@ -89,22 +95,38 @@ async def _next(reader: asyncio.StreamReader, connection: h11.Connection) -> obj
             raise BadMessage(str(exc)) from None
         if event is not h11.NEED_DATA:
             return event
-        connection.receive_data(await reader.read(READ))
+        data = await reader.read(READ)
+        if read is not None:
+            read += data
+        connection.receive_data(data)
+
+
+def _strict(head: bytes) -> None:
+    """The parts of RFC 9112 a head must keep beyond what h11 insists on: h11 also takes a bare
+    LF for a line's end and unfolds a header continued on the next line (obs-fold)."""
+    ends = head.count(b"\r\n")
+    if head.count(b"\n") != ends or head.count(b"\r") != ends:
+        raise BadMessage("a line of the head doesn't end in CRLF")
+    if b"\r\n " in head or b"\r\n\t" in head:
+        raise BadMessage("a header is folded onto the next line (obs-fold)")
 
 
 async def read_request(reader: asyncio.StreamReader) -> Message | None:
     """The next request on a connection, or None when it closed before one began."""
     connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
-    event = await _next(reader, connection)
+    read = bytearray()
+    event = await _next(reader, connection, read)
     if isinstance(event, h11.ConnectionClosed):
         return None
     if not isinstance(event, h11.Request):  # pragma: no cover - a server's first event is a request
         raise BadMessage(f"not a request ({type(event).__name__})")
+    rest = connection.trailing_data[0]
+    _strict(bytes(read[: len(read) - len(rest)]))
     head = Head((_text(event.method), _text(event.target), f"HTTP/{_text(event.http_version)}"), _headers(event))
     if head.get("Content-Length") is not None and head.get("Transfer-Encoding") is not None:
         # Two framings: whichever the next server believes, it may not be the one judged here.
         raise BadMessage("a request with both Content-Length and Transfer-Encoding")
-    return Message(head, connection.trailing_data[0])
+    return Message(head, rest)
 
 
 class Responses:
