@@ -25,8 +25,8 @@ import time
 from carry import OWNER, start_bridge, wait
 
 from link_plugin import wire
-from link_plugin.approvals import ApprovalsClient
 from link_plugin.bridge.asking import BUSY, IDLE
+from link_plugin.control import ControlClient
 from lnk_telegram.api import ENV_API
 from lnk_testing.approvals import ControlSocket
 from lnk_testing.endpoint import Answer, ScriptedHarness
@@ -67,7 +67,7 @@ def asked_and_answered(
 
 
 def poll_cost(control: ControlSocket, runs: int = 300) -> float:
-    client = ApprovalsClient(str(control.path))
+    client = ControlClient(str(control.path))
 
     async def polls() -> list[float]:
         times = []

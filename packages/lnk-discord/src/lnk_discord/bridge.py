@@ -24,9 +24,9 @@ from typing import Unpack
 import aiohttp
 import discord
 
+from link_plugin.backoff import Backoff
 from link_plugin.bridge.base import Bridge, Timing, secret
 from link_plugin.bridge.pairing import paired
-from link_plugin.bridge.retry import Backoff
 from link_plugin.channel import BridgeSpec
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say

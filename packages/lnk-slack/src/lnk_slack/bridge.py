@@ -30,11 +30,12 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
+from link_plugin.backoff import Backoff
 from link_plugin.bridge.asking import Said
 from link_plugin.bridge.base import Bridge, Timing, secret
 from link_plugin.bridge.carry import Place
 from link_plugin.bridge.pairing import paired
-from link_plugin.bridge.retry import Backoff, Interrupted, RetryLater, retrying
+from link_plugin.bridge.retry import Interrupted, RetryLater, retrying
 from link_plugin.channel import BridgeSpec
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say

@@ -25,9 +25,9 @@ from typing import Unpack
 from telegram import CallbackQuery, Update, User
 from telegram.error import Conflict, InvalidToken, NetworkError, RetryAfter, TelegramError
 
+from link_plugin.backoff import Backoff
 from link_plugin.bridge.base import Bridge, Timing, secret
 from link_plugin.bridge.pairing import paired
-from link_plugin.bridge.retry import Backoff
 from link_plugin.bridge.split import utf16_length
 from link_plugin.channel import BridgeSpec
 from link_plugin.errors import LinkError
