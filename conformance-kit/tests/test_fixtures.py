@@ -12,7 +12,7 @@ from link_plugin.errors import ContractError
 
 
 def test_every_command_with_an_answer_has_fixtures() -> None:
-    from link_plugin.calls import TABLES
+    from link_plugin.commands import TABLES
 
     covered = {(p.relative_to(FOLDER).parts[0], p.relative_to(FOLDER).parts[1]) for p in fixture_files()}
     for kind, commands in TABLES.items():

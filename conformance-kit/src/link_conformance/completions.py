@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from link_plugin import wire
+from link_plugin import sse, wire
 from link_plugin.harness import AgentRef
 
 
@@ -57,17 +57,14 @@ def read(response: httpx.Response, on_done: Callable[[], None] | None = None) ->
     if not 200 <= response.status_code < 300:
         answered.body = response.read()
         return answered
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        for line in response.iter_lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
+    if response.headers.get("content-type", "").startswith(sse.CONTENT_TYPE):
+        for event in sse.events(response.iter_bytes()):
+            if event.done:
                 answered.complete = True
                 if on_done is not None:
                     on_done()
                 return answered
-            chunk = json.loads(data)
+            chunk = event.json()
             if "error" in chunk:
                 raise AssertionError(f"the endpoint failed mid-answer: {chunk['error']}")
             answered.ids.append(str(chunk.get("id")))

@@ -9,7 +9,6 @@ until confirmed. Without it, a message gets 503.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -21,7 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from link_conformance.serving import Served, drop
-from link_plugin import wire
+from link_plugin import sse, wire
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ class FakeEndpoint:
             await drop(request)
             return Response()
         return StreamingResponse(
-            self._stream(answer, text), media_type="text/event-stream", headers={wire.ANSWER_ID: answer}
+            self._stream(answer, text), media_type=sse.CONTENT_TYPE, headers={wire.ANSWER_ID: answer}
         )
 
     async def _stream(self, answer: str, text: str) -> AsyncIterator[bytes]:
@@ -136,5 +135,5 @@ class FakeEndpoint:
                 "object": "chat.completion.chunk",
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
             }
-            yield f"data: {json.dumps(chunk)}\n\n".encode()
-        yield b"data: [DONE]\n\n"
+            yield sse.event(chunk)
+        yield sse.DONE

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from link_plugin.answers import Answer, parse_answer
-from link_plugin.calls import command_of
+from link_plugin.commands import command_of
 from link_plugin.contract import Kind
 
 FOLDER = Path(__file__).parent / "fixtures"

@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from link_conformance.serving import Served
+from link_plugin import sse
 
 _ids = itertools.count(1)
 
@@ -192,7 +193,7 @@ class StandInProvider:
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 }
             )
-        return StreamingResponse(_openai_stream(model, reply), media_type="text/event-stream")
+        return StreamingResponse(_openai_stream(model, reply), media_type=sse.CONTENT_TYPE)
 
     # --- Anthropic Messages ---------------------------------------------------------------
 
@@ -217,7 +218,7 @@ class StandInProvider:
                     "usage": {"input_tokens": 1, "output_tokens": 1},
                 }
             )
-        return StreamingResponse(_anthropic_stream(model, reply, stop), media_type="text/event-stream")
+        return StreamingResponse(_anthropic_stream(model, reply, stop), media_type=sse.CONTENT_TYPE)
 
 
 def _openai_call(call: ToolCall) -> dict[str, Any]:
@@ -235,7 +236,7 @@ async def _openai_stream(model: str, reply: Reply) -> AsyncIterator[bytes]:
             "model": model,
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
-        return f"data: {json.dumps(body)}\n\n".encode()
+        return sse.event(body)
 
     yield chunk({"role": "assistant", "content": ""})
     for piece in _pieces(reply.text, reply.chunks):
@@ -245,12 +246,12 @@ async def _openai_stream(model: str, reply: Reply) -> AsyncIterator[bytes]:
     for index, call in enumerate(reply.tool_calls):
         yield chunk({"tool_calls": [{"index": index, **_openai_call(call)}]})
     yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
-    yield b"data: [DONE]\n\n"
+    yield sse.DONE
 
 
 async def _anthropic_stream(model: str, reply: Reply, stop: str) -> AsyncIterator[bytes]:
     def event(kind: str, data: dict[str, Any]) -> bytes:
-        return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+        return sse.event({"type": kind, **data}, name=kind)
 
     yield event(
         "message_start",

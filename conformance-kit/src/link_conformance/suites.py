@@ -34,8 +34,9 @@ from link_conformance.rules import broken
 from link_conformance.running import RunningHarness
 from link_conformance.tools import StandInTools
 from link_plugin import harness, memory, wire
-from link_plugin.calls import TABLES, PluginProgram
+from link_plugin.calls import PluginProgram
 from link_plugin.channel import BridgeSpec, Describe, EndpointRef
+from link_plugin.commands import TABLES
 from link_plugin.contract import CONTRACT_VERSION, Contract, Kind
 from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import ExitCode, LinkError
@@ -204,18 +205,11 @@ class HarnessConformance(_Suite):
     def test_proof(self, running: RunningHarness, endpoint: harness.Endpoint) -> None:
         if not endpoint.proof:
             pytest.skip("the endpoint doesn't say it answers the proof")
-        challenge = wire.new_challenge()
-        response = self._post(
-            endpoint,
-            wire.PROOF_PATH,
-            {wire.AGENT: running.agent.name, wire.AGENT_ID: running.agent.id},
-            {"challenge": challenge},
-        )
-        assert response.status_code == 200, broken("proof", f"status {response.status_code}")
-        everything = response.text + json.dumps(dict(response.headers))
+        proof = asyncio.run(EndpointClient(running.endpoint_ref(), running.agent).prove())
+        assert proof.status == 200, broken("proof", f"status {proof.status}")
+        everything = proof.body.decode(errors="replace") + json.dumps(proof.headers)
         assert running.key not in everything, broken("proof", "the answer holds the endpoint key")
-        answer = response.json().get("proof", "")
-        assert wire.proof_holds(running.key, challenge, answer), broken("proof", f"answered {answer!r}")
+        assert proof.holds, broken("proof", f"answered {proof.body[:200]!r}")
 
     def test_unknown_agent_refused(
         self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider
@@ -237,8 +231,9 @@ class HarnessConformance(_Suite):
         )
         assert 400 <= response.status_code < 500, broken("agent", f"status {response.status_code}")
         if endpoint.proof:
-            proof = self._post(endpoint, wire.PROOF_PATH, headers, {"challenge": wire.new_challenge()})
-            assert proof.status_code != 200, broken("agent", "it proved itself for an agent it doesn't run")
+            stranger = AgentRef(name="stranger", id="zzzzzzzzzzzz", owner=running.agent.owner)
+            proof = asyncio.run(EndpointClient(running.endpoint_ref(), stranger).prove())
+            assert proof.status != 200, broken("agent", "it proved itself for an agent it doesn't run")
         time.sleep(0.2)
         assert len(provider.requests) == before, broken("agent", "the model was called for it")
 
