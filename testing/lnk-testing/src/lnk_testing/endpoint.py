@@ -50,7 +50,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from link_conformance.serving import drop
-from link_plugin import wire
+from link_plugin import sse, wire
 from link_plugin.channel import EndpointRef
 from link_plugin.files import write_atomic
 from link_plugin.harness import AgentRef
@@ -346,7 +346,7 @@ class ScriptedHarness(Restartable):
             await drop(request)
             return Response()
         return StreamingResponse(
-            self._stream(said, running, answer), media_type="text/event-stream", headers=self._head(said.id)
+            self._stream(said, running, answer), media_type=sse.CONTENT_TYPE, headers=self._head(said.id)
         )
 
     def _remember(self, thread: str, key: str | None, text: str, answer: str) -> None:
@@ -359,13 +359,13 @@ class ScriptedHarness(Restartable):
 
     def _again(self, said: Said) -> Response:
         """A message sent again: the answer to it, whole, under the same id (once it is written)."""
-        return StreamingResponse(self._replay(said), media_type="text/event-stream", headers=self._head(said.id))
+        return StreamingResponse(self._replay(said), media_type=sse.CONTENT_TYPE, headers=self._head(said.id))
 
     async def _replay(self, said: Said) -> AsyncIterator[bytes]:
         while any(r.answer == said.id for r in list(self._running.values())):
             await asyncio.sleep(0.01)
         yield _chunk(said.id, {"content": said.text})
-        yield _chunk(said.id, {}, "stop") + b"data: [DONE]\n\n"
+        yield _chunk(said.id, {}, "stop") + sse.DONE
         with self._lock:
             self._delivered(said)
 
@@ -400,7 +400,7 @@ class ScriptedHarness(Restartable):
                 said.text += "".join(f" (and: {steer})" for steer in steers)
             for steer in steers:
                 yield _chunk(chunk_id, {"content": f" (and: {steer})"})
-            yield _chunk(chunk_id, {}, "stop") + b"data: [DONE]\n\n"
+            yield _chunk(chunk_id, {}, "stop") + sse.DONE
             with self._lock:
                 if answer.undelivered:
                     said.written = Written.DONE
@@ -435,7 +435,7 @@ def _chunk(answer: str, delta: dict[str, Any], finish: str | None = None) -> byt
         "object": "chat.completion.chunk",
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
-    return f"data: {json.dumps(body)}\n\n".encode()
+    return sse.event(body)
 
 
 def main() -> None:
