@@ -24,8 +24,9 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.markup import escape
 
-from link_plugin.approvals import ApprovalsClient, Question, reads_as
-from link_plugin.bridge.retry import Backoff
+from link_plugin.approvals import Question, reads_as
+from link_plugin.backoff import Backoff
+from link_plugin.control import ControlClient
 from link_plugin.endpoint import EndpointClient, EndpointError, EndpointUnreachable, new_message_id
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef
@@ -106,7 +107,7 @@ class Chat:
         self.err = err
         self.client = EndpointClient(spec.endpoint, AgentRef(name=agent.name, id=agent.id, owner=spec.owner))
         self.thread = thread_of()
-        self.approvals = ApprovalsClient(str(agent.run.control))
+        self.approvals = ControlClient(str(agent.run.control))
         self.asked: set[str] = set()
         self.hold = HOLD
 

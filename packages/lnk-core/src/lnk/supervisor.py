@@ -24,10 +24,10 @@ from contextlib import AsyncExitStack, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from link_plugin import wire
 from link_plugin.calls import PluginProgram
-from link_plugin.channel import BridgeSpec, EndpointRef
+from link_plugin.channel import BridgeSpec
 from link_plugin.contract import CONTRACT_VERSION, Kind
+from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef, Health
 from link_plugin.layout import Layout
@@ -45,8 +45,6 @@ from lnk.sandboxing import answer_in_sandbox, program_reads, run_argv, write_req
 from lnk.tooldefs import ToolDef
 
 if TYPE_CHECKING:
-    import httpx
-
     from lnk.gateway import Listener
     from lnk.toolbridge import Target, ToolBridge
 
@@ -251,43 +249,22 @@ class Supervisor:
         return await _spawn(spec.argv, env, spec.cwd, self.log, asyncio.subprocess.DEVNULL)
 
     async def harness_ready(self, process: Any) -> bool:
-        import httpx
-
         deadline = time.monotonic() + START_TIMEOUT
         next_health = 0.0
-        # One client for every probe (a client loads its CA bundle), straight to the loopback.
-        async with httpx.AsyncClient(timeout=2.0, trust_env=False) as client:
-            while process.returncode is None and time.monotonic() < deadline and not self.stopping.is_set():
-                if self.spec.endpoint is not None:
-                    if await self._endpoint_answers(client, self.spec.endpoint):
-                        return True
-                elif time.monotonic() >= next_health:
-                    next_health = time.monotonic() + 1.0
-                    if await self._adapter_healthy():
-                        return True
-                await self.pause(0.05)
+        endpoint = self.spec.endpoint
+        # The endpoint's own client proves it is ours (link_plugin's one check of the proof).
+        agent = AgentRef(name=self.agent.name, id=self.agent.id, owner=self.agent.settings.owner)
+        client = EndpointClient(endpoint, agent, timeout=2.0) if endpoint is not None else None
+        while process.returncode is None and time.monotonic() < deadline and not self.stopping.is_set():
+            if client is not None:
+                if await client.ready():
+                    return True
+            elif time.monotonic() >= next_health:
+                next_health = time.monotonic() + 1.0
+                if await self._adapter_healthy():
+                    return True
+            await self.pause(0.05)
         return False
-
-    async def _endpoint_answers(self, client: httpx.AsyncClient, endpoint: EndpointRef) -> bool:
-        """The harness answers on its endpoint, and it is ours: it proves it holds the key (when it
-        answers the proof), or at least answers HTTP. A port published before the harness listens
-        takes a connection and answers nothing, so a connection alone doesn't count."""
-        import httpx
-
-        challenge = wire.new_challenge()
-        headers = {wire.AGENT: self.agent.name, wire.AGENT_ID: self.agent.id}
-        try:
-            if not endpoint.proof:
-                await client.get(endpoint.url.rstrip("/") + "/models")
-                return True
-            origin = endpoint.url.split("/", 3)[:3]
-            sent = await client.post("/".join(origin) + wire.PROOF_PATH, json={"challenge": challenge}, headers=headers)
-        except httpx.HTTPError:
-            return False
-        try:
-            return sent.status_code == 200 and wire.proof_holds(endpoint.key, challenge, sent.json()["proof"])
-        except (ValueError, KeyError, TypeError):
-            return False
 
     async def _connects(self, url: str) -> bool:
         from urllib.parse import urlsplit
