@@ -27,6 +27,7 @@ from link_plugin.bridge.answer import Surface
 from link_plugin.bridge.recovery import Log
 from link_plugin.bridge.retry import GIVE_UP, retrying
 from link_plugin.bridge.rules import Incoming
+from link_plugin.bridge.tasks import waited
 from link_plugin.control import ControlClient
 from link_plugin.endpoint import EndpointError
 
@@ -116,8 +117,7 @@ class Asking:
             self._wake.clear()
             await self._poll()
             pace = self._busy_pace if self._carrying else self._idle_pace
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), pace)
+            await waited(self._wake, pace)
 
     async def _poll(self) -> None:
         try:

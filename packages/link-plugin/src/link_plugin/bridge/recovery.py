@@ -19,12 +19,12 @@ being shown again. Answers for another channel's threads are left for that chann
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 
 from link_plugin import wire
 from link_plugin.bridge.shown import ShownAnswers
+from link_plugin.bridge.tasks import waited
 from link_plugin.endpoint import EndpointClient, EndpointError, EndpointUnreachable, ProofFailed
 
 PROBE = 2.0
@@ -95,11 +95,7 @@ class Recovery:
 
     async def reachable(self, timeout: float) -> bool:
         """Wait up to `timeout` seconds for the endpoint to answer again."""
-        try:
-            await asyncio.wait_for(self._reachable.wait(), max(timeout, 0))
-        except TimeoutError:
-            return False
-        return True
+        return await waited(self._reachable, timeout)
 
     async def run(self) -> None:
         """Recover now, then again each time the endpoint comes back, for a few seconds after, and
@@ -110,8 +106,7 @@ class Recovery:
                 self._back_at = time.monotonic()
             self._reachable.set()
             if self._still_owed() or time.monotonic() - self._back_at < self._settle:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._lost.wait(), self._pause())
+                await waited(self._lost, self._pause())
             else:
                 await self._lost.wait()
             self._lost.clear()
@@ -150,8 +145,7 @@ class Recovery:
                 self._log(f"recovery: a round failed ({type(exc).__name__}: {exc}); asking again")
             said = True
             self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._pause())
+            await waited(self._wake, self._pause())
 
     async def _round(self) -> None:
         answers = await self._client.recover()
