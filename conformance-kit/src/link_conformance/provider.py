@@ -138,6 +138,11 @@ class StandInProvider:
         with self._lock:
             self._script.extend(replies)
 
+    def forget_script(self) -> None:
+        """Drop the answers queued and not used (a check that failed before the model was asked)."""
+        with self._lock:
+            self._script.clear()
+
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[Recorded]:
         deadline = time.monotonic() + timeout
         while len(self.requests) < count:

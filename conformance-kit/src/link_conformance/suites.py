@@ -115,6 +115,12 @@ class HarnessConformance(_Suite):
         yield running
         running.stop()
 
+    @pytest.fixture(autouse=True)
+    def _own_script(self, executable: str, provider: StandInProvider) -> None:
+        """Each check scripts the model for itself: what a failed one left queued is not the next's.
+        (After `executable`, so a plugin of another kind skips before a provider starts.)"""
+        provider.forget_script()
+
     @pytest.fixture(scope="class")
     @classmethod
     def endpoint(cls, running: RunningHarness) -> harness.Endpoint:
