@@ -507,7 +507,10 @@ class ChannelConformance(_Suite):
         endpoint = FakeEndpoint(key=key, honest=honest).start()
         process = self._bridge(executable, endpoint, key)
         try:
-            endpoint.wait(lambda: endpoint.proofs > 0 and (not honest or bool(endpoint.keyed)), self.bridge_wait)
+            if honest:
+                endpoint.wait(lambda: wire.RECOVER_PATH in endpoint.keyed, self.bridge_wait)
+            else:  # once the key reached it, waiting longer shows nothing more
+                endpoint.wait(lambda: endpoint.proofs > 0 or endpoint.saw(key), self.bridge_wait)
             time.sleep(0.5 if honest else 2.0)
         finally:
             self._end(process)
