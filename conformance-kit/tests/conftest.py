@@ -1,4 +1,6 @@
-"""Puts the kit's own fixture plugins on PATH: lnk-kit-memory, lnk-kit-channel and broken twins."""
+"""Puts the kit's programs on PATH: lnk-mini and its shapes (console scripts of the kit, beside this
+Python), and the kit's own memory engine and channel, lnk-kit-memory and lnk-kit-channel, with
+their broken twins."""
 
 from __future__ import annotations
 
@@ -8,6 +10,13 @@ import tempfile
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SCRIPTS = Path(sys.executable).parent
+
+if not (SCRIPTS / "lnk-mini").exists():
+    raise SystemExit(
+        f"lnk-mini is not in {SCRIPTS}: the kit was installed before it had console scripts. "
+        "Run `./dev env prune`, then `./dev env create`."
+    )
 
 
 def _bin() -> Path:
@@ -24,4 +33,4 @@ def _bin() -> Path:
     return folder
 
 
-os.environ["PATH"] = f"{_bin()}{os.pathsep}{os.environ.get('PATH', '')}"
+os.environ["PATH"] = os.pathsep.join([str(_bin()), str(SCRIPTS), os.environ.get("PATH", "")])

@@ -1,6 +1,7 @@
-"""Puts the fixture plugins on PATH for every test: lnk-mini and its variants (lnk-older, an adapter
-from before `describe`), lnk-broken, a memory engine and a channel. The lnk-sandbox double is on
-PATH only where a test puts it (see `sandbox`)."""
+"""Puts the fixture plugins on PATH for every test: lnk-mini and its shapes from the conformance kit
+(lnk-older, an adapter from before `describe`, lnk-broken, lnk-wide, ...: link_conformance.mini),
+a memory engine and a channel. The lnk-sandbox double is on PATH only where a test puts it (see
+`sandbox`)."""
 
 from __future__ import annotations
 
@@ -14,30 +15,32 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from link_conformance.mini.adapter import SHAPES
+
 if TYPE_CHECKING:
     from world import World
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SCRIPTS = Path(sys.executable).parent
 
 
-def _wrap(folder: Path, name: str, script: str, extra: str = "", first: str = "") -> None:
+def _wrap(folder: Path, name: str, script: str, extra: str = "") -> None:
     path = folder / name
-    path.write_text(f'#!/bin/sh\n{first}{extra}exec "{sys.executable}" "{FIXTURES / script}" "$@"\n')
+    path.write_text(f'#!/bin/sh\n{extra}exec "{sys.executable}" "{FIXTURES / script}" "$@"\n')
     path.chmod(0o755)
 
 
 def _bin() -> Path:
+    """Only the fixture plugins: the folder of this Python holds every package's, which most tests
+    must not find (a channel's, installed on first use)."""
     folder = Path(tempfile.mkdtemp(prefix="lnk-core-bin-"))
-    _wrap(folder, "lnk-mini", "mini.py")
-    _wrap(folder, "lnk-broken", "mini.py", "LNK_MINI_BROKEN=1 ")
-    _wrap(folder, "lnk-wide", "mini.py", "LNK_MINI_PORTS=3 ")
-    _wrap(folder, "lnk-needy", "mini.py", "LNK_MINI_NEEDS=lan ")
-    _wrap(folder, "lnk-risky", "mini.py", "LNK_MINI_NEEDS=open LNK_MINI_RISK=open-port ")
-    _wrap(folder, "lnk-silent", "mini.py", "LNK_MINI_NO_ENDPOINT=1 ")
-    _wrap(folder, "lnk-counted", "mini.py", "LNK_MINI_RECORD=1 ")
-    _wrap(folder, "lnk-plain", "mini.py", "LNK_MINI_NO_STEPS=1 LNK_MINI_RECORD=1 ")
-    # mini as it was before `describe`: an older adapter, to which it is an unknown command
-    _wrap(folder, "lnk-older", "mini.py", "LNK_MINI_RECORD=1 ", first='[ "$1" = describe ] && exit 2\n')
+    for name in SHAPES:
+        if not (SCRIPTS / name).exists():
+            raise SystemExit(
+                f"{name} is not in {SCRIPTS}: the conformance kit was installed before it had console "
+                "scripts. Run `./dev env prune`, then `./dev env create`."
+            )
+        (folder / name).symlink_to(SCRIPTS / name)
     _wrap(folder, "lnk-testmemory", "memory_engine.py", "LNK_TESTMEMORY_RECORD=1 ")
     _wrap(folder, "lnk-testchan", "folder_channel.py")
     return folder

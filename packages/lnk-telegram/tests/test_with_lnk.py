@@ -30,15 +30,11 @@ class Machine:
     def __init__(self, telegram: FakeTelegram, provider: StandInProvider, key: str) -> None:
         # Short, so the unix sockets under it stay within their 108-byte limit.
         self.root = Path(tempfile.mkdtemp(prefix="lnk-tg-", dir="/tmp"))
-        programs = self.root / "bin"
-        programs.mkdir()
-        mini = programs / "lnk-mini"
-        mini.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FIXTURES / "mini.py"}" "$@"\n')
-        mini.chmod(0o755)
         self.tool_calls = self.root / "tool-calls"
         self.env = {
             **os.environ,
-            "PATH": f"{programs}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            # lnk-mini, the conformance kit's reference harness, is a console script beside this Python.
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "HOME": str(self.root / "home"),
             "LNK_CONFIG_DIR": str(self.root / "config"),
             "LNK_AGENTS_DIR": str(self.root / "agents"),

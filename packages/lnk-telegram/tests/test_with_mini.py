@@ -1,13 +1,12 @@
-"""The bridge against real endpoints answering from the kit's stand-in model: lnk-mini, the core's
-fixture harness, and Link Harness itself, killed and cut off at the exact points where an answer
-could be shown twice or a message kept twice (through `lnk_testing.relay`)."""
+"""The bridge against real endpoints answering from the kit's stand-in model: lnk-mini, the
+conformance kit's reference harness, and Link Harness itself, killed and cut off at the exact
+points where an answer could be shown twice or a message kept twice (through `lnk_testing.relay`)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,8 +26,6 @@ from lnk_testing.endpoint import AGENT
 from lnk_testing.relay import Relay
 from lnk_testing.telegram import TOKEN, FakeTelegram
 
-MINI = Path(__file__).resolve().parents[2] / "lnk-core" / "tests" / "fixtures" / "mini.py"
-
 
 @pytest.fixture
 def provider() -> Iterator[StandInProvider]:
@@ -37,12 +34,7 @@ def provider() -> Iterator[StandInProvider]:
 
 
 @pytest.fixture
-def mini(tmp_path: Path, provider: StandInProvider, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunningHarness]:
-    executable = tmp_path / "bin" / "lnk-mini"
-    executable.parent.mkdir()
-    executable.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{MINI}" "$@"\n')
-    executable.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{executable.parent}{os.pathsep}{os.environ['PATH']}")
+def mini(tmp_path: Path, provider: StandInProvider) -> Iterator[RunningHarness]:
     running = RunningHarness("lnk-mini", tmp_path, model_url=provider.url, tools={}, agent=AGENT).start()
     yield running
     running.stop()
