@@ -31,8 +31,9 @@ from lnk.approvals import Approvals
 from lnk.gateway import Gateway, Listener, ModelRelay, loopback_socket
 from lnk.toolbridge import CallLog, ToolBridge
 from lnk.tooldefs import ToolDef
+from lnk_testing import tool_server
 
-TOOL = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "tool_server.py"
+TOOL = Path(tool_server.__file__)
 KEY = "sk-bench"
 
 

@@ -29,7 +29,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from conftest import FIXTURES, SANDBOX_BIN
+from conftest import SANDBOX_BIN
 from typer.testing import CliRunner
 
 from link_conformance import StandInProvider
@@ -40,9 +40,10 @@ from lnk import cli
 from lnk.agents import ENV_PORTS_FROM, Agent, load_agent
 from lnk.ports import port_free
 from lnk.runstate import PartState, RunSpec, read_spec, read_state
+from lnk_testing import tool_server
 
 PYTHON = sys.executable
-TOOL = [PYTHON, str(FIXTURES / "tool_server.py")]
+TOOL = [PYTHON, tool_server.__file__]
 
 STARTS_NOTHING = {
     ("agent", name)

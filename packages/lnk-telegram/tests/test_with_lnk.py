@@ -19,9 +19,8 @@ from conftest import OWNER, STRANGER, send_the_code
 from link_conformance import Reply, StandInProvider, ToolCall
 from link_conformance.provider import Recorded
 from lnk_telegram.api import ENV_API
+from lnk_testing import tool_server
 from lnk_testing.telegram import FakeTelegram
-
-FIXTURES = Path(__file__).resolve().parents[2] / "lnk-core" / "tests" / "fixtures"
 
 
 class Machine:
@@ -93,7 +92,7 @@ def test_a_tool_call_waits_for_the_owners_press_in_telegram(machine: Machine, te
     provider = machine.provider
     machine.lnk("agent", "keys", "set", "openai", "work", "--stdin", input=machine.key)
     machine.lnk("agent", "use", "mini", "work")
-    machine.lnk("sandbox", "tool", "add", "words", "--", sys.executable, str(FIXTURES / "tool_server.py"))
+    machine.lnk("sandbox", "tool", "add", "words", "--", sys.executable, tool_server.__file__)
     machine.connect(telegram, "work")
     machine.lnk("agent", "start", "work", "--harness", "mini", "--no-sandbox")
     provider.script(Reply(tool_calls=[ToolCall("erase", {"word": "old"})]), _said)
