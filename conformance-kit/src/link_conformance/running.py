@@ -112,9 +112,16 @@ class RunningHarness:
         self.start_timeout = start_timeout
         self.process: subprocess.Popen[bytes] | None = None
         self.log = root / f"{executable}.log"
+        self._described: dict[str, object] = {"ports": self.ports}
 
     def ask(self, name: str, args: tuple[str, ...] = ()) -> object:
-        return self.program.ask(Kind.HARNESS, name, args, env=self.env)
+        """The adapter's answer. Those `describe` gives at once (harness.DESCRIBED) depend only on the
+        settings, the same for the whole run: each is asked once, not at every check that reads it."""
+        if name not in harness.DESCRIBED or args:
+            return self.program.ask(Kind.HARNESS, name, args, env=self.env)
+        if name not in self._described:
+            self._described[name] = self.program.ask(Kind.HARNESS, name, args, env=self.env)
+        return self._described[name]
 
     @property
     def endpoint(self) -> harness.Endpoint | None:
