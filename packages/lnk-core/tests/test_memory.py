@@ -17,7 +17,7 @@ from world import World
 from link_plugin.sandbox import SandboxRequest
 from lnk import memory
 from lnk.runstate import RunSpec
-from lnk.supervisor import Supervisor
+from lnk.tool_targets import tool_target
 from lnk.tooldefs import find_tool
 
 
@@ -112,7 +112,7 @@ def test_memory_runs_in_a_sandbox_of_its_own_when_the_agent_is_sandboxed(
         harness_home="/", sandboxed=True, mode="detached", ports=[1, 2], gateway=2, secret="s",
         argv=["x"], env={}, cwd="/", settings_file="/", lnk="0",
     )  # fmt: skip
-    target = Supervisor(agent, spec, ("harness",), foreground=False).tool_target(tool)
+    target = tool_target(agent, spec, tool)
     assert not isinstance(target, str)
     assert Path(target.command).name == "lnk-sandbox" and target.args[:2] == ["run", "--request"]
     request = SandboxRequest.model_validate_json(Path(target.args[2]).read_text())

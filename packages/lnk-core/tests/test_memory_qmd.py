@@ -21,7 +21,7 @@ from link_plugin.sandbox import SandboxRequest
 from lnk import memory
 from lnk.agents import Agent
 from lnk.runstate import RunSpec
-from lnk.supervisor import Supervisor
+from lnk.tool_targets import tool_target
 from lnk.toolbridge import Target
 from lnk.tooldefs import ToolDef, find_tool
 
@@ -37,7 +37,7 @@ def _target(agent: Agent, tool: ToolDef) -> Target:
         harness_home="/", sandboxed=True, mode="detached", ports=[1, 2], gateway=2, secret="s",
         argv=["x"], env={}, cwd="/", settings_file="/", lnk="0",
     )  # fmt: skip
-    return Supervisor(agent, spec, ("harness",), foreground=False).tool_target(tool)
+    return tool_target(agent, spec, tool)
 
 
 def test_qmd_serves_the_agent_through_the_tool_bridge(world: World) -> None:

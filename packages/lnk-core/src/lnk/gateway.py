@@ -35,9 +35,11 @@ from starlette.types import Receive, Scope, Send
 
 from link_plugin.bodies import SMALL, CappedBodies
 from link_plugin.keys import KeyStore
-from link_plugin.providers import UPSTREAM_ENV, Provider
+from link_plugin.providers import PROVIDERS, UPSTREAM_ENV, Provider
 from link_plugin.sandbox import TOOLS_PATH
+from lnk.agents import Agent
 from lnk.approvals import Approvals
+from lnk.runstate import RunSpec
 
 if TYPE_CHECKING:
     from lnk.toolbridge import ToolBridge
@@ -216,3 +218,21 @@ class Listener:
 
     def stop(self) -> None:
         self.server.should_exit = True
+
+
+def listeners(
+    agent: Agent,
+    spec: RunSpec,
+    approvals: Approvals,
+    status: Callable[[], Awaitable[dict[str, Any]]],
+    bridge: ToolBridge | None,
+) -> list[Listener]:
+    """What a running harness's supervisor serves: the control socket, and the tools socket for a
+    sandboxed harness or else the gateway (with the model relay when lnk adds the model's key)."""
+    found = [Listener(control_app(approvals, status), unix_socket(agent.run.control))]
+    if spec.sandboxed:
+        found.append(Listener(Gateway(bridge, None), unix_socket(agent.layout.tools_socket(spec.id))))
+    else:
+        relay = ModelRelay(PROVIDERS[spec.provider], agent.keys) if spec.provider else None
+        found.append(Listener(Gateway(bridge, spec.secret, relay), loopback_socket(spec.gateway)))
+    return found

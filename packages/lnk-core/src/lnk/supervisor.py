@@ -7,94 +7,48 @@ sandbox, and the control socket.
 
 `python -m lnk.supervisor <agent> [--part harness|bridges]...` is what a start spawns and a unit
 runs: no command-line framework, so the harness is spawned as soon as the agent is read, and
-the tool bridge and gateway load while it starts.
+the tool bridge and gateway load while it starts. A run, in order:
+
+1. the harness is spawned (children), before anything else loads;
+2. the tool bridge starts, for an agent with tools (tool_targets says where each tool runs);
+3. the harness part serves its sockets (gateway.listeners), keeps the harness running (keeper,
+   ready once it answers: readiness), and starts memory's engine once it answers;
+4. the bridges part waits for the harness to answer, then keeps each channel's bridge (bridges);
+5. each part is marked running once the harness answers, and everything stops on a signal, or
+   when the harness can't start at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import os
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from asyncio.subprocess import Process
 from contextlib import AsyncExitStack, suppress
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from link_plugin.calls import PluginProgram
-from link_plugin.channel import BridgeSpec
-from link_plugin.contract import CONTRACT_VERSION, Kind
-from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import LinkError
-from link_plugin.harness import AgentRef, Health
 from link_plugin.layout import Layout
 from link_plugin.lean import skip_httpx_cli
-from link_plugin.providers import PROVIDERS
-from link_plugin.sandbox import SandboxRequest
 from lnk.agents import Agent, load_agent
 from lnk.approvals import Approvals
-from lnk.channels import ChannelEntry, secrets_of
+from lnk.bridges import kept_bridge
+from lnk.children import end, spawn
 from lnk.harnesses import clean_env
-from lnk.known import channel_executable
-from lnk.plugins import require
+from lnk.keeper import Keeper, Kept, pause
+from lnk.readiness import HarnessReadiness
 from lnk.runstate import PARTS, Child, PartState, RunSpec, read_spec, read_state, write_state
-from lnk.sandboxing import answer_in_sandbox, program_reads, run_argv, write_request
-from lnk.tooldefs import ToolDef
+from lnk.sandboxing import run_argv, write_request
+from lnk.tool_targets import tool_target
 
 if TYPE_CHECKING:
     from lnk.gateway import Listener
-    from lnk.toolbridge import Target, ToolBridge
-
-START_TIMEOUT = float(os.environ.get("LNK_START_TIMEOUT", "120"))
-"""How long a harness may take to answer after it starts (OpenClaw's is about 90 s)."""
-HEALTHY_RESET = 60.0
-"""A child that ran this long starts its backoff over."""
-STOP_GRACE = 5.0
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: end when the supervisor does, even if it is killed."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
-async def _spawn(argv: list[str], env: dict[str, str], cwd: str | None, log: Path, stdin: int | None) -> Any:
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as out:
-        return await asyncio.create_subprocess_exec(
-            *argv,
-            env=env,
-            cwd=cwd,
-            stdin=stdin,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,
-        )
-
-
-async def _end(process: Any) -> None:
-    """SIGTERM to the child's process group, then SIGKILL after a grace period."""
-    if process.returncode is not None:
-        return
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(process.wait(), STOP_GRACE)
-    except TimeoutError:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
-
-
-def _tail(path: Path, lines: int = 12) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
+    from lnk.toolbridge import ToolBridge
 
 
 class Supervisor:
@@ -126,88 +80,6 @@ class Supervisor:
     def child(self, part: str, name: str) -> Child:
         return self.states[part].children.setdefault(name, Child())
 
-    # --- the generic keeper ------------------------------------------------------------------
-
-    async def keep(
-        self,
-        part: str,
-        name: str,
-        spawn: Callable[[], Awaitable[Any]],
-        ready: Callable[[Any], Awaitable[bool]],
-        log: Path,
-        must_start: bool,
-        first: Any = None,
-        answers: bool = False,
-    ) -> None:
-        """Run a child (`first`, when it was started already), restart it when it ends, with a
-        growing pause; stop it when told.
-
-        With `answers`, being ready means the child answered (the harness proved itself on its
-        endpoint): one that answered and ended after is started again at once, its pause over,
-        however often that happens, since someone may be waiting for its answer; the pause grows
-        only while it keeps ending before it answers. A bridge's readiness says only that it runs,
-        so a bridge that keeps ending waits longer each time."""
-        child = self.child(part, name)
-        backoff = 1.0
-        ever_ready = False
-        while not self.stopping.is_set():
-            answered = False
-            try:
-                process = first if first is not None else await spawn()
-                first = None
-            except (OSError, LinkError) as exc:
-                child.state, child.detail = "failed", str(exc)
-                self.save(part)
-                if must_start and not ever_ready:
-                    return self.fail(f"{name} could not be started: {exc}")
-                await self.pause(backoff)
-                backoff = min(backoff * 2, 30.0)
-                continue
-            child.pid, child.state, child.since = process.pid, "starting", time.time()
-            self.save(part)
-            if await ready(process):
-                ever_ready = answered = True
-                child.state, child.since = "running", time.time()
-                self.save(part)
-                self.say(f"{name} is running (pid {process.pid})")
-                if name == "harness":
-                    self.harness_up.set()
-            elif process.returncode is None and not self.stopping.is_set():
-                self.say(f"{name} didn't answer within {START_TIMEOUT:.0f} s; stopping it")
-                await _end(process)
-            began = time.monotonic()
-            ended = asyncio.create_task(process.wait())
-            stop = asyncio.create_task(self.stopping.wait())
-            await asyncio.wait({ended, stop}, return_when=asyncio.FIRST_COMPLETED)
-            stop.cancel()
-            if self.stopping.is_set():
-                await _end(process)
-                child.state, child.pid = "stopped", None
-                self.save(part)
-                return
-            child.exit = process.returncode
-            if must_start and not ever_ready:
-                tail = _tail(log)
-                return self.fail(
-                    f"{name} ended (exit {process.returncode}) before it answered." + (f"\n{tail}" if tail else "")
-                )
-            child.restarts += 1
-            child.state, child.pid = "restarting", None
-            self.save(part)
-            if answers and answered:
-                self.say(f"{name} ended (exit {process.returncode}); starting it again")
-                backoff = 1.0
-                continue
-            if time.monotonic() - began > HEALTHY_RESET:
-                backoff = 1.0
-            self.say(f"{name} ended (exit {process.returncode}); starting it again in {backoff:.0f} s")
-            await self.pause(backoff)
-            backoff = min(backoff * 2, 30.0)
-
-    async def pause(self, seconds: float) -> None:
-        with suppress(TimeoutError):
-            await asyncio.wait_for(self.stopping.wait(), seconds)
-
     def fail(self, reason: str) -> None:
         self.failed = reason
         self.say(reason)
@@ -215,147 +87,6 @@ class Supervisor:
             state.state, state.error = "failed", reason
             self.save(part)
         self.stopping.set()
-
-    # --- the harness -------------------------------------------------------------------------
-
-    def tool_target(self, tool: ToolDef) -> Target:
-        from mcp import StdioServerParameters
-
-        if tool.url is not None:
-            return tool.url
-        if tool.sandboxed and self.spec.sandboxed:
-            request = SandboxRequest(
-                agent=self.agent.name,
-                mode="tool",
-                argv=tool.argv,
-                env=tool.env,
-                cwd=tool.cwd,
-                reads=tool.reads,
-                writes=tool.writes,
-                model_port=tool.model_port,
-            )
-            argv = run_argv(write_request(self.agent, request, f"tool-{tool.name}"))
-            return StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-        # Memory's environment is the engine's answer on top of nothing; a tool of the owner's runs as they do.
-        env = tool.env if tool.sandboxed else {**os.environ, **tool.env}
-        return StdioServerParameters(command=tool.argv[0], args=tool.argv[1:], env=env, cwd=tool.cwd)
-
-    async def spawn_harness(self) -> Any:
-        spec = self.spec
-        if spec.request is not None:
-            argv = run_argv(write_request(self.agent, spec.request, "harness"))
-            return await _spawn(argv, dict(os.environ), spec.cwd, self.log, asyncio.subprocess.DEVNULL)
-        env = clean_env(Path(spec.harness_home), spec.env)
-        return await _spawn(spec.argv, env, spec.cwd, self.log, asyncio.subprocess.DEVNULL)
-
-    async def harness_ready(self, process: Any) -> bool:
-        deadline = time.monotonic() + START_TIMEOUT
-        next_health = 0.0
-        endpoint = self.spec.endpoint
-        # The endpoint's own client proves it is ours (link_plugin's one check of the proof).
-        agent = AgentRef(name=self.agent.name, id=self.agent.id, owner=self.agent.settings.owner)
-        client = EndpointClient(endpoint, agent, timeout=2.0) if endpoint is not None else None
-        while process.returncode is None and time.monotonic() < deadline and not self.stopping.is_set():
-            if client is not None:
-                if await client.ready():
-                    return True
-            elif time.monotonic() >= next_health:
-                next_health = time.monotonic() + 1.0
-                if await self._adapter_healthy():
-                    return True
-            await self.pause(0.05)
-        return False
-
-    async def _connects(self, url: str) -> bool:
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(url)
-        try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, parts.port), 1.0)
-        except (OSError, TimeoutError):
-            return False
-        writer.close()
-        return True
-
-    def _health(self) -> Health:
-        """The adapter's `health`: in the sandbox (no network, only the agent's ports) when the harness is."""
-        spec = self.spec
-        if spec.sandboxed:
-            request = SandboxRequest(
-                agent=self.agent.name,
-                mode="health",
-                harness=spec.harness,
-                argv=[spec.adapter, "health"],
-                env=spec.env,
-                cwd=spec.harness_home,
-                reads=program_reads([spec.adapter]),
-                ports=spec.ports[:-1],
-            )
-            answered = answer_in_sandbox(self.agent, request, Health, "health")
-            return answered or Health(ok=None)
-        program = PluginProgram(spec.adapter, env=clean_env(Path(spec.harness_home)), timeout=10.0)
-        return program.ask_as(Health, Kind.HARNESS, "health", (), env=spec.env)
-
-    async def _adapter_healthy(self) -> bool:
-        spec = self.spec
-        try:
-            health = await asyncio.to_thread(self._health)
-        except LinkError:
-            return False
-        if health.ok is None:
-            return await self._connects(f"http://127.0.0.1:{spec.ports[0]}")
-        return health.ok
-
-    # --- the bridges -------------------------------------------------------------------------
-
-    def spawn_bridge(self, channel: str) -> Callable[[], Awaitable[Any]]:
-        async def spawn() -> Any:
-            agent = load_agent(self.agent.layout, self.agent.name)
-            entry = ChannelEntry.of(agent, channel)
-            assert self.spec.endpoint is not None
-            spec = BridgeSpec(
-                contract=CONTRACT_VERSION,
-                agent=AgentRef(name=agent.name, id=agent.id, owner=agent.settings.owner),
-                endpoint=self.spec.endpoint,
-                section=entry.section,
-                secrets=secrets_of(agent, channel, entry),
-                folder=str(agent.config.channel(channel)),
-                steered=entry.steered,
-                approvals=str(agent.run.control),
-            )
-            argv = [require(channel_executable(channel)), "bridge"]
-            process = await _spawn(argv, dict(os.environ), None, self.bridge_log(channel), asyncio.subprocess.PIPE)
-            process.stdin.write(spec.model_dump_json().encode() + b"\n")
-            await process.stdin.drain()
-            process.stdin.close()
-            return process
-
-        return spawn
-
-    def bridge_log(self, channel: str) -> Path:
-        return self.agent.logs / f"bridge-{channel}.log"
-
-    async def bridge_ready(self, process: Any) -> bool:
-        """A bridge says nothing of itself: it runs while its process does (one that ends is started again)."""
-        return process.returncode is None
-
-    async def wait_for_harness(self) -> bool:
-        """Bridges start once the harness answers: in this process, or in the harness's own service."""
-        if "harness" in self.parts:
-            waiter = asyncio.create_task(self.harness_up.wait())
-            stop = asyncio.create_task(self.stopping.wait())
-            await asyncio.wait({waiter, stop}, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            stop.cancel()
-            return self.harness_up.is_set()
-        while not self.stopping.is_set():
-            state = read_state(self.agent.run.state("harness"))
-            if state is not None and state.state == "running":
-                return True
-            await self.pause(0.5)
-        return False
-
-    # --- status --------------------------------------------------------------------------------
 
     async def status(self) -> dict[str, Any]:
         memory: Any = None
@@ -373,53 +104,17 @@ class Supervisor:
 
     # --- running -----------------------------------------------------------------------------
 
-    def listeners(self, bridge: ToolBridge | None) -> list[Listener]:
-        from lnk.gateway import Gateway, Listener, ModelRelay, control_app, loopback_socket, unix_socket
-
-        spec = self.spec
-        found = [Listener(control_app(self.approvals, self.status), unix_socket(self.agent.run.control))]
-        if spec.sandboxed:
-            found.append(Listener(Gateway(bridge, None), unix_socket(self.agent.layout.tools_socket(spec.id))))
-        else:
-            relay = ModelRelay(PROVIDERS[spec.provider], self.agent.keys) if spec.provider else None
-            found.append(Listener(Gateway(bridge, spec.secret, relay), loopback_socket(spec.gateway)))
-        return found
-
     async def run(self) -> int:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(sig, self.stopping.set)
+        self._catch_signals()
         for part in self.parts:
             self.save(part)
+        first = await self._spawn_early()
         tasks: list[asyncio.Task[Any]] = []
         listeners: list[Listener] = []
-        first = None
-        if "harness" in self.parts:
-            # The harness starts while lnk loads its own servers: both take a moment.
-            with suppress(OSError, LinkError):
-                first = await self.spawn_harness()
         async with AsyncExitStack() as running:
-            bridge = None
-            if self.spec.tools:  # an MCP server (about a second of imports) only for an agent with tools
-                from lnk.toolbridge import CallLog, ToolBridge
-
-                calls = CallLog(self.agent.logs / "tools.log")
-                bridge = ToolBridge(self.spec.tools, self.approvals, calls, self.tool_target)
-                await running.enter_async_context(bridge.running())
+            bridge = await self._tool_bridge(running)
             if "harness" in self.parts:
-                self.bridge = bridge
-                try:
-                    listeners = self.listeners(bridge)
-                except OSError as exc:
-                    self.fail(f"lnk could not listen for the agent's tools: {exc}")
-                tasks += [asyncio.create_task(listener.serve()) for listener in listeners]
-                memory = f"memory-{self.agent.id}"
-                if bridge is not None and memory in bridge.backends:
-                    tasks.append(asyncio.create_task(self._warm(bridge, memory)))
-                keeper = self.keep(
-                    "harness", "harness", self.spawn_harness, self.harness_ready, self.log, True, first, answers=True
-                )
-                tasks.append(asyncio.create_task(keeper))
+                listeners, tasks = self._run_harness(bridge, first)
             if "bridges" in self.parts:
                 tasks.append(asyncio.create_task(self.run_bridges()))
             if not self.stopping.is_set():
@@ -430,12 +125,108 @@ class Supervisor:
                 listener.stop()
             await asyncio.gather(*tasks, return_exceptions=True)
         if first is not None:
-            await _end(first)  # never handed to its keeper: lnk failed before it could run it
+            await end(first)  # never handed to its keeper: lnk failed before it could run it
+        self._mark_stopped()
+        return 1 if self.failed else 0
+
+    def _catch_signals(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, self.stopping.set)
+
+    async def _spawn_early(self) -> Process | None:
+        """The harness starts while lnk loads its own servers: both take a moment."""
+        if "harness" in self.parts:
+            with suppress(OSError, LinkError):
+                return await self.spawn_harness()
+        return None
+
+    async def _tool_bridge(self, running: AsyncExitStack) -> ToolBridge | None:
+        """An MCP server (about a second of imports) only for an agent with tools."""
+        if not self.spec.tools:
+            return None
+        from lnk.toolbridge import CallLog, ToolBridge
+
+        calls = CallLog(self.agent.logs / "tools.log")
+        bridge = ToolBridge(self.spec.tools, self.approvals, calls, partial(tool_target, self.agent, self.spec))
+        await running.enter_async_context(bridge.running())
+        return bridge
+
+    def _run_harness(
+        self, bridge: ToolBridge | None, first: Process | None
+    ) -> tuple[list[Listener], list[asyncio.Task[Any]]]:
+        """The harness part: its sockets served, memory warmed once it answers, the harness kept."""
+        self.bridge = bridge
+        listeners = self._listeners(bridge)
+        tasks = [asyncio.create_task(listener.serve()) for listener in listeners]
+        memory = f"memory-{self.agent.id}"
+        if bridge is not None and memory in bridge.backends:
+            tasks.append(asyncio.create_task(self._warm(bridge, memory)))
+        tasks.append(asyncio.create_task(self.keep("harness", self._kept_harness(), first)))
+        return listeners, tasks
+
+    def _listeners(self, bridge: ToolBridge | None) -> list[Listener]:
+        from lnk.gateway import listeners
+
+        try:
+            return listeners(self.agent, self.spec, self.approvals, self.status, bridge)
+        except OSError as exc:
+            self.fail(f"lnk could not listen for the agent's tools: {exc}")
+            return []
+
+    def _mark_stopped(self) -> None:
         for part, state in self.states.items():
             if state.state != "failed":
                 state.state = "stopped"
                 self.save(part)
-        return 1 if self.failed else 0
+
+    # --- keeping the children ------------------------------------------------------------------
+
+    async def keep(self, part: str, kept: Kept, first: Process | None = None) -> None:
+        await Keeper(kept, self.child(part, kept.name), self, lambda: self.save(part)).run(first)
+
+    async def spawn_harness(self) -> Process:
+        spec = self.spec
+        if spec.request is not None:
+            argv = run_argv(write_request(self.agent, spec.request, "harness"))
+            return await spawn(argv, dict(os.environ), spec.cwd, self.log, asyncio.subprocess.DEVNULL)
+        env = clean_env(Path(spec.harness_home), spec.env)
+        return await spawn(spec.argv, env, spec.cwd, self.log, asyncio.subprocess.DEVNULL)
+
+    def _kept_harness(self) -> Kept:
+        """The harness must start, and is ready once it answers on its endpoint (or is healthy)."""
+        return Kept(
+            name="harness",
+            spawn=self.spawn_harness,
+            ready=HarnessReadiness(self.agent, self.spec, self.stopping).harness_ready,
+            log=self.log,
+            must_start=True,
+            answers=True,
+            on_ready=self.harness_up.set,
+        )
+
+    async def run_bridges(self) -> None:
+        if not self.spec.bridges or not await self.wait_for_harness():
+            return
+        endpoint = self.spec.endpoint
+        assert endpoint is not None  # a harness without an endpoint speaks to its channels itself
+        await asyncio.gather(*(self.keep("bridges", kept_bridge(self.agent, endpoint, ch)) for ch in self.spec.bridges))
+
+    async def wait_for_harness(self) -> bool:
+        """Bridges start once the harness answers: in this process, or in the harness's own service."""
+        if "harness" in self.parts:
+            waiter = asyncio.create_task(self.harness_up.wait())
+            stop = asyncio.create_task(self.stopping.wait())
+            await asyncio.wait({waiter, stop}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            stop.cancel()
+            return self.harness_up.is_set()
+        while not self.stopping.is_set():
+            state = read_state(self.agent.run.state("harness"))
+            if state is not None and state.state == "running":
+                return True
+            await pause(self.stopping, 0.5)
+        return False
 
     async def _warm(self, bridge: ToolBridge, name: str) -> None:
         """Memory starts with the agent, so it indexes before the first question: once the harness
@@ -446,18 +237,6 @@ class Supervisor:
             await bridge.backends[name].client()
         except Exception as exc:
             self.say(f"{name} did not start: {exc}")
-
-    async def run_bridges(self) -> None:
-        if not self.spec.bridges or not await self.wait_for_harness():
-            return
-        await asyncio.gather(
-            *(
-                self.keep(
-                    "bridges", f"bridge:{ch}", self.spawn_bridge(ch), self.bridge_ready, self.bridge_log(ch), False
-                )
-                for ch in self.spec.bridges
-            )
-        )
 
     async def mark_running(self) -> None:
         """Each part is running once its harness answers (the bridges part: once its bridges started)."""
