@@ -352,7 +352,7 @@ def chat(
 
 
 def _needs_of(found: Agent, harness: Harness) -> Needs:
-    from lnk.prepare import harness_settings
+    from lnk.harness_settings import harness_settings
 
     described = harness.description(found.layout, found.port)
     return harness.needs(harness.env(found.port, harness_settings(found, harness)), described)
@@ -367,8 +367,9 @@ def use(
 ) -> None:
     """Switch the agent to another harness, asking first for anything it needs beyond the current one."""
     from link_plugin.harness import Needs
+    from lnk.harness_settings import harness_settings
     from lnk.known import DEFAULT_HARNESS
-    from lnk.prepare import harness_of, harness_settings
+    from lnk.prepare import harness_of
     from lnk.sandboxing import ask_needs
 
     found = agent(name)
