@@ -116,3 +116,17 @@ def test_nothing_said_shows_nothing() -> None:
     chat = Chat()
     asyncio.run(StreamedAnswer(chat, limit=100).finish())
     assert chat.messages == {}
+
+
+def test_a_whole_answer_is_sent_once_written_split_and_never_edited() -> None:
+    chat = Chat()
+
+    async def go() -> None:
+        answer = StreamedAnswer(chat, limit=30, interval=0.01, whole=True)
+        await _stream(answer, ["First part of it. ", "Second part of it. ", "Third."], 0.05)
+        assert chat.calls == [], "nothing shown while it is written"
+        await answer.finish()
+
+    asyncio.run(go())
+    assert chat.finals == ["First part of it.", "Second part of it. Third."]
+    assert [kind for kind, _ in chat.calls] == ["send", "send"], "each message sent once, with its final text"

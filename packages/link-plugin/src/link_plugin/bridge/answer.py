@@ -1,5 +1,7 @@
 """The streamed answer: one message edited in place while the answer is written, split past the
-channel's limit, its final text shown exactly once.
+channel's limit, its final text shown exactly once. A channel that caps edits (WhatsApp, Signal)
+takes it `whole`: nothing is shown until the answer is written, then each message is sent once,
+with its final text, and never edited.
 
 Edits go out at most once per `interval` (Telegram, Slack and Discord all throttle faster ones),
 the first as soon as the first words arrive, the last at the same pace. Where a message ends is
@@ -48,8 +50,10 @@ class StreamedAnswer:
         measure: Measure = len,
         interval: float = INTERVAL,
         give_up: float = GIVE_UP,
+        whole: bool = False,
     ) -> None:
         self._surface = surface
+        self._whole = whole
         self._limit = limit
         self._measure = measure
         self._interval = interval
@@ -67,13 +71,14 @@ class StreamedAnswer:
         return self._text
 
     def add(self, delta: str) -> None:
-        """More of the answer. The first words are shown at once, later ones at the pace."""
+        """More of the answer. The first words are shown at once, later ones at the pace; a whole
+        answer waits for `finish`."""
         if not delta:
             return
         self._text += delta
         self._plan()
         self._changed.set()
-        if self._pusher is None:
+        if self._pusher is None and not self._whole:
             self._pusher = asyncio.create_task(self._push_while_written())
 
     async def finish(self, note: str = "") -> list[Shown]:

@@ -86,8 +86,11 @@ class Bridge(ABC):
         *,
         limit: int,
         measure: Measure = len,
+        whole: bool = False,
         **timing: Unpack[Timing],
     ) -> None:
+        """`whole`: the channel caps how often a message can be edited, so each answer is sent
+        whole once written (typing shows meanwhile), split at `limit`, never edited."""
         pace = timing.get("pace", PACE)
         probe, quick = timing.get("probe", PROBE), timing.get("quick", QUICK)
         self.owner = owner
@@ -96,7 +99,15 @@ class Bridge(ABC):
         shown = ShownAnswers.in_folder(spec.folder, say)
         self.recovery = Recovery(client, channel, self._deliver, say, shown=shown, probe=probe, quick=quick)
         self.carrier = Carrier(
-            client, self.recovery, channel, say, limit=limit, measure=measure, steered=spec.steered, pace=pace
+            client,
+            self.recovery,
+            channel,
+            say,
+            limit=limit,
+            measure=measure,
+            steered=spec.steered,
+            pace=pace,
+            whole=whole,
         )
         self.asking: Asking | None = None
         self._control = ControlClient(spec.approvals) if spec.approvals else None

@@ -84,8 +84,10 @@ class Carrier:
         measure: Measure = len,
         steered: str | None = None,
         pace: Pace = PACE,
+        whole: bool = False,
     ) -> None:
         self._client = client
+        self._whole = whole
         self._recovery = recovery
         self._channel = channel
         self._log = log
@@ -98,9 +100,14 @@ class Carrier:
         self._carried: deque[tuple[str, str]] = deque(maxlen=RECENT)
 
     def answer(self, place: Surface) -> StreamedAnswer:
-        """A streamed answer in `place`, at this channel's limit and pace."""
+        """A streamed answer in `place`, at this channel's limit and pace (whole, where it caps edits)."""
         return StreamedAnswer(
-            place, limit=self._limit, measure=self._measure, interval=self._pace.interval, give_up=self._pace.give_up
+            place,
+            limit=self._limit,
+            measure=self._measure,
+            interval=self._pace.interval,
+            give_up=self._pace.give_up,
+            whole=self._whole,
         )
 
     async def deliver(self, place: Surface, text: str) -> None:
