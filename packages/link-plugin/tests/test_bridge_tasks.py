@@ -6,7 +6,7 @@ import asyncio
 
 from test_bridge_carry import Bridge, until
 
-from link_plugin.bridge.tasks import waited
+from link_plugin.waits import waited, within
 from lnk_testing.endpoint import ScriptedHarness
 
 
@@ -27,6 +27,26 @@ def test_a_wait_cancelled_as_its_event_comes_is_cancelled() -> None:
         task = asyncio.create_task(loop())
         await asyncio.sleep(0.01)
         event.set()
+        task.cancel()
+        return await _ends(task), task.cancelled()
+
+    assert asyncio.run(main()) == (True, True)
+
+
+def test_a_limited_wait_cancelled_as_it_finishes_is_cancelled() -> None:
+    """As the endpoint client's connect and proof wait: the cancel wins over the result."""
+
+    async def main() -> tuple[bool, bool]:
+        done = asyncio.get_running_loop().create_future()
+
+        async def loop() -> None:
+            while True:
+                await within(asyncio.shield(done), 10)
+                await asyncio.sleep(0.01)
+
+        task = asyncio.create_task(loop())
+        await asyncio.sleep(0.01)
+        done.set_result(None)
         task.cancel()
         return await _ends(task), task.cancelled()
 

@@ -19,6 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from link_plugin.approvals import Question
 from link_plugin.endpoint import Connection, EndpointError, EndpointUnreachable
+from link_plugin.waits import within
 
 _QUESTIONS = TypeAdapter(list[Question])
 
@@ -33,7 +34,7 @@ class ControlClient:
     async def _ask(self, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
         """One request on a connection of its own; a socket that is gone, breaks or stalls is unreachable."""
         try:
-            return await asyncio.wait_for(self._exchange(method, path, body), self.timeout)
+            return await within(self._exchange(method, path, body), self.timeout)
         except (OSError, TimeoutError, h11.ProtocolError, asyncio.IncompleteReadError) as exc:
             raise EndpointUnreachable(f"the agent's control socket can't be reached ({exc})") from exc
 

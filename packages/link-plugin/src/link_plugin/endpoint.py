@@ -34,6 +34,7 @@ from link_plugin import sse, wire
 from link_plugin.channel import EndpointRef
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef
+from link_plugin.waits import within
 
 CHAT_PATH = "/chat/completions"
 
@@ -206,7 +207,7 @@ class EndpointClient:
     async def _proven(self, *, checked: bool = True) -> AsyncIterator[Connection]:
         """A connection to the endpoint, proven first when it answers the proof (and `checked`)."""
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(self._host, self._port), self._timeout)
+            reader, writer = await within(asyncio.open_connection(self._host, self._port), self._timeout)
         except (OSError, TimeoutError) as exc:
             raise EndpointUnreachable(f"nothing answers at {self._endpoint.url} ({exc})") from exc
         sock = writer.get_extra_info("socket")
@@ -238,10 +239,8 @@ class EndpointClient:
     async def _prove(self, connection: Connection) -> Proof:
         challenge = wire.new_challenge()
         body = wire.ProofRequest(challenge=challenge).model_dump_json().encode()
-        response = await asyncio.wait_for(
-            connection.request("POST", wire.PROOF_PATH, self._agent_headers(), body), self._timeout
-        )
-        raw = await asyncio.wait_for(connection.body(), self._timeout)
+        response = await within(connection.request("POST", wire.PROOF_PATH, self._agent_headers(), body), self._timeout)
+        raw = await within(connection.body(), self._timeout)
         try:
             answer = wire.ProofAnswer.model_validate_json(raw) if response.status == 200 else None
         except ValueError:
@@ -268,7 +267,7 @@ class EndpointClient:
             if self._endpoint.proof:
                 return (await self.prove()).holds
             async with self._proven() as connection:
-                await asyncio.wait_for(connection.request("GET", self._base + "/models", {}, None), self._timeout)
+                await within(connection.request("GET", self._base + "/models", {}, None), self._timeout)
                 return True
         except (EndpointError, TimeoutError):
             return False

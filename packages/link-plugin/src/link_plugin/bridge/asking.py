@@ -27,9 +27,9 @@ from link_plugin.bridge.answer import Surface
 from link_plugin.bridge.recovery import Log
 from link_plugin.bridge.retry import GIVE_UP, retrying
 from link_plugin.bridge.rules import Incoming
-from link_plugin.bridge.tasks import waited
 from link_plugin.control import ControlClient
 from link_plugin.endpoint import EndpointError
+from link_plugin.waits import waited
 
 BUSY = 0.5
 """Seconds between polls while a message is being carried."""

@@ -24,8 +24,8 @@ from collections.abc import Awaitable, Callable
 
 from link_plugin import wire
 from link_plugin.bridge.shown import ShownAnswers
-from link_plugin.bridge.tasks import waited
 from link_plugin.endpoint import EndpointClient, EndpointError, EndpointUnreachable, ProofFailed
+from link_plugin.waits import waited
 
 PROBE = 2.0
 """Seconds between probes of an unreachable endpoint, and between asks while an answer is owed."""

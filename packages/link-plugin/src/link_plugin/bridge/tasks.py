@@ -1,10 +1,8 @@
 """The tasks a bridge runs side by side (one per message, recovery), letting them finish, and
 stopping them all.
 
-Python 3.11's `asyncio.wait_for` can swallow a cancel that lands as its inner call finishes: the
-task then runs on as if never cancelled, and whoever waits for it to end (`asyncio.run` as it
-closes) waits forever. So a task is cancelled again until it has really stopped, and the bridge's
-loops wait with `waited`, which never swallows one.
+Python 3.11's `asyncio.wait_for` can swallow a cancel (`link_plugin.waits`, which the bridge's
+own waits use): a task is cancelled again until it has really stopped.
 """
 
 from __future__ import annotations
@@ -12,16 +10,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine
 from typing import Any
-
-
-async def waited(event: asyncio.Event, seconds: float) -> bool:
-    """Wait up to `seconds` for `event`: whether it was set. A cancel always ends the wait."""
-    try:
-        async with asyncio.timeout(max(seconds, 0)):
-            await event.wait()
-    except TimeoutError:
-        return False
-    return True
 
 
 class Tasks:
