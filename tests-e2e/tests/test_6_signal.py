@@ -13,7 +13,7 @@ from test_6_channels import ask, carrying
 
 from lnk_e2e.machine import Machine
 from lnk_e2e.model import Model
-from lnk_testing.signal import ACCOUNT, FakeSignal, SignalUser
+from lnk_testing.signal_cli import ACCOUNT, FakeSignal, SignalUser
 
 OWNER = SignalUser("+15550004242", "Olivia")
 HELLO = "Hello from your agent: this Signal account answers you, and only you."

@@ -17,7 +17,7 @@ from lnk_signal.program import ENV_PROGRAM
 
 from link_plugin.bridge.recovery import QUICKLY
 from lnk_testing.overhead import compare
-from lnk_testing.signal import ACCOUNT, FakeSignal, SignalUser
+from lnk_testing.signal_cli import ACCOUNT, FakeSignal, SignalUser
 
 OWNER = SignalUser("+15550777001", "owner")
 

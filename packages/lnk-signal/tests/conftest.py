@@ -19,7 +19,7 @@ from link_plugin.channel import BridgeSpec
 from lnk_testing.background import Background
 from lnk_testing.channels import FAST, Connecting, Work, bridge_spec
 from lnk_testing.scenarios import Call, Service, Shown
-from lnk_testing.signal import ACCOUNT, GROUP, FakeSignal, SignalUser
+from lnk_testing.signal_cli import ACCOUNT, GROUP, FakeSignal, SignalUser
 
 pytest_plugins = ["lnk_testing.channels"]  # the harness, control, folder and background fixtures
 

@@ -13,7 +13,7 @@ from link_plugin.bridge.asking import Said
 from lnk_testing.approvals import ControlSocket
 from lnk_testing.background import Background
 from lnk_testing.endpoint import ScriptedHarness
-from lnk_testing.signal import FakeSignal, Sent
+from lnk_testing.signal_cli import FakeSignal, Sent
 
 Start = Callable[..., Background]
 

@@ -17,7 +17,7 @@ from lnk_signal.messages import group_chat
 from link_plugin.bridge.base import EDITED, UNSUPPORTED
 from lnk_testing.background import Background
 from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
-from lnk_testing.signal import ACCOUNT, GROUP, FakeSignal
+from lnk_testing.signal_cli import ACCOUNT, GROUP, FakeSignal
 
 Start = Callable[..., Background]
 

@@ -12,7 +12,7 @@ from lnk_signal.program import ENV_PROGRAM
 
 from link_conformance import ChannelConformance
 from link_conformance.suites import Said
-from lnk_testing.signal import GROUP, FakeSignal
+from lnk_testing.signal_cli import GROUP, FakeSignal
 
 
 class TestSignal(ChannelConformance):

@@ -16,7 +16,7 @@ from lnk_signal.section import identity
 from link_plugin.channel import Connected
 from link_plugin.errors import ExitCode
 from lnk_testing.channels import Connecting, connect_program
-from lnk_testing.signal import ACCOUNT, FakeSignal
+from lnk_testing.signal_cli import ACCOUNT, FakeSignal
 
 
 def linking(

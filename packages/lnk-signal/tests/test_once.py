@@ -12,7 +12,7 @@ from test_bridge import Start
 
 from link_plugin.bridge.shown import FILE
 from lnk_testing.endpoint import ScriptedHarness
-from lnk_testing.signal import FakeSignal
+from lnk_testing.signal_cli import FakeSignal
 
 
 def test_a_message_handed_over_again_is_carried_and_answered_once(

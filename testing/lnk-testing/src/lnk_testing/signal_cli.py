@@ -125,7 +125,7 @@ class FakeSignal(Trouble):
         self._folder = tempfile.TemporaryDirectory(prefix="lnk-signal-")
         self.socket = Path(self._folder.name) / "signal.sock"
         self.program = Path(self._folder.name) / "signal-cli"
-        command = f"{shlex.quote(sys.executable)} -m lnk_testing.signal {shlex.quote(str(self.socket))}"
+        command = f"{shlex.quote(sys.executable)} -m lnk_testing.signal_cli {shlex.quote(str(self.socket))}"
         self.program.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
         self.program.chmod(0o755)
         self.users: dict[str, SignalUser] = {account.number: account}
