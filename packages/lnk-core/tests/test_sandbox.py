@@ -30,7 +30,7 @@ def test_a_sandboxed_start_hands_the_sandbox_the_harness_and_no_key(world: World
     agent = world.agent("work")
     block = agent.settings.ports
     assert harness.agent == "work" and harness.harness == "mini"
-    assert harness.argv[-1] == "serve"
+    assert harness.argv[-2:] == ["-m", "link_conformance.mini.server"]  # mini's `start`
     assert harness.writes == [str(agent.folder.chats)]  # mini's `folders`
     assert harness.ports == block[:-1]
     assert harness.proxy_port is None and harness.tools == ["words"]  # the proxy: in the harness's own network
