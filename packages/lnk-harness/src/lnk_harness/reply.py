@@ -13,6 +13,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from link_plugin.waits import within
+
 log = logging.getLogger("lnk_harness.reply")
 
 
@@ -70,6 +72,6 @@ class Reply:
 
     async def delivered(self, timeout: float) -> bool:
         try:
-            return await asyncio.wait_for(asyncio.shield(self._settled), timeout)
+            return await within(asyncio.shield(self._settled), timeout)
         except TimeoutError:
             return False

@@ -33,6 +33,7 @@ import httpx
 
 from link_plugin import LinkError
 from link_plugin.harness import HarnessSettings
+from link_plugin.waits import waited
 from link_plugin.wire import Thread
 from lnk_harness import model
 from lnk_harness.conversation import Conversation, answer_name, folder_thread
@@ -139,8 +140,7 @@ class Turns:
 
     async def _wait(self, folder: Path) -> None:
         ended = self._ended.setdefault(folder, asyncio.Event())
-        with suppress(TimeoutError):
-            await asyncio.wait_for(ended.wait(), WAIT_POLL)
+        await waited(ended, WAIT_POLL)
 
     def _signal(self, folder: Path) -> None:
         ended = self._ended.pop(folder, None)
