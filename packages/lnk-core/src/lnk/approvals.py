@@ -13,6 +13,7 @@ import secrets
 from typing import Any
 
 from link_plugin.approvals import Question
+from link_plugin.waits import within
 
 TIMEOUT = 300.0
 """How long a call waits for the owner before it is refused."""
@@ -29,7 +30,7 @@ class Approvals:
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiting[question.id] = (question, answer)
         try:
-            return await asyncio.wait_for(answer, self.timeout)
+            return await within(answer, self.timeout)
         except TimeoutError:
             return None
         finally:

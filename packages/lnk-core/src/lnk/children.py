@@ -18,6 +18,8 @@ from asyncio.subprocess import Process
 from contextlib import suppress
 from pathlib import Path
 
+from link_plugin.waits import within
+
 STOP_GRACE = 5.0
 """Seconds between SIGTERM and SIGKILL when a child is ended."""
 
@@ -51,7 +53,7 @@ async def end(process: Process) -> None:
     with suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
     try:
-        await asyncio.wait_for(process.wait(), STOP_GRACE)
+        await within(process.wait(), STOP_GRACE)
     except TimeoutError:
         with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)

@@ -22,13 +22,13 @@ import os
 import time
 from asyncio.subprocess import Process
 from collections.abc import Awaitable, Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from link_plugin.backoff import Backoff
 from link_plugin.errors import LinkError
+from link_plugin.waits import waited
 from lnk.children import end, tail
 from lnk.runstate import Child
 
@@ -41,8 +41,7 @@ FIRST_PAUSE, LONGEST_PAUSE = 1.0, 30.0
 
 async def pause(stopping: asyncio.Event, seconds: float) -> None:
     """Wait `seconds`, or less when the supervisor is told to stop."""
-    with suppress(TimeoutError):
-        await asyncio.wait_for(stopping.wait(), seconds)
+    await waited(stopping, seconds)
 
 
 class Host(Protocol):

@@ -22,6 +22,7 @@ from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import LinkError
 from link_plugin.harness import AgentRef, Health
 from link_plugin.sandbox import SandboxRequest
+from link_plugin.waits import within
 from lnk.agents import Agent
 from lnk.harnesses import clean_env
 from lnk.keeper import START_TIMEOUT, pause
@@ -58,7 +59,7 @@ class HarnessReadiness:
 
         parts = urlsplit(url)
         try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, parts.port), 1.0)
+            _, writer = await within(asyncio.open_connection(parts.hostname, parts.port), 1.0)
         except (OSError, TimeoutError):
             return False
         writer.close()

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
 from link_plugin.lean import skip_httpx_cli
+from link_plugin.waits import within
 from lnk.agents import Agent, load_agent
 from lnk.approvals import Approvals
 from lnk.bridges import kept_bridge
@@ -93,7 +94,7 @@ class Supervisor:
         name = f"memory-{self.agent.id}"
         if self.bridge is not None and name in self.bridge.backends:
             try:
-                memory = await asyncio.wait_for(self.bridge.status(name), 5.0)
+                memory = await within(self.bridge.status(name), 5.0)
             except Exception as exc:
                 memory = {"error": str(exc) or type(exc).__name__}
         return {

@@ -26,6 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CONNECTION_CLOSED
 from starlette.types import Receive, Scope, Send
 
+from link_plugin.waits import within
 from lnk.approvals import Approvals
 from lnk.tooldefs import ToolDef
 
@@ -99,7 +100,7 @@ class Backend:
         self._closing.set()
         if self._task is not None:
             try:
-                await asyncio.wait_for(self._task, 5)
+                await within(self._task, 5)
             except TimeoutError:
                 self._task.cancel()
 
