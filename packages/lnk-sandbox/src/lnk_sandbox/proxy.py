@@ -32,6 +32,7 @@ from urllib.parse import SplitResult, urlsplit
 from link_plugin.keys import KeyStore
 from link_plugin.providers import BY_HOST, UPSTREAM_ENV, Provider
 from link_plugin.sandbox_terms import TOOLS_PATH
+from link_plugin.waits import within
 from lnk_sandbox.hosts import IP, BadHost, Host, parse_authority, parse_host, parse_http_url
 from lnk_sandbox.http import MAX_HEAD, BadMessage, Head, Message, Responses, answer, read_request
 from lnk_sandbox.rules import Rules
@@ -258,7 +259,7 @@ class Proxy:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         client = (reader, writer)
         try:
-            request = await asyncio.wait_for(read_request(reader), TIMEOUT)
+            request = await within(read_request(reader), TIMEOUT)
             if request is None:
                 return
             await self._route(client, request)
@@ -339,7 +340,7 @@ class Proxy:
         last: Exception | None = None
         for address in addresses:
             try:
-                return await asyncio.wait_for(self.settings.network.connect(str(address), port), TIMEOUT)
+                return await within(self.settings.network.connect(str(address), port), TIMEOUT)
             except (OSError, TimeoutError) as exc:
                 last = exc
         raise Refused(502, f"lnk's proxy couldn't reach {host.authority(port)} ({last})")
@@ -349,7 +350,7 @@ class Proxy:
         address answered: a wrong authority or a wrong name ends the connection before any byte of
         the request, key and all, is sent."""
         try:
-            await asyncio.wait_for(
+            await within(
                 upstream[1].start_tls(self.trust.context(), server_hostname=name, ssl_handshake_timeout=TIMEOUT),
                 TIMEOUT,
             )
@@ -419,7 +420,7 @@ class Proxy:
             raise Refused(502, f"lnk's proxy: {url.geturl()!r} is not an http(s) address")
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
-            upstream = await asyncio.wait_for(self.settings.network.connect(url.hostname, port), TIMEOUT)
+            upstream = await within(self.settings.network.connect(url.hostname, port), TIMEOUT)
         except (OSError, TimeoutError) as exc:
             raise Refused(502, f"lnk's proxy couldn't reach {url.netloc} ({exc})") from None
         return await self._secure(upstream, url.hostname, provider) if url.scheme == "https" else upstream
