@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager, contextmanager, suppress
 from typing import Any
 
 from link_plugin.bridge.retry import Interrupted, RetryLater
+from link_plugin.waits import within
 
 IO_ERROR = -3
 RATE_LIMIT = -5
@@ -101,7 +102,7 @@ class SignalCli:
         try:
             stdin.write(json.dumps(request, ensure_ascii=False).encode() + b"\n")
             await stdin.drain()
-            return await asyncio.wait_for(answer, timeout)
+            return await within(answer, timeout)
         except (ConnectionError, BrokenPipeError) as exc:
             raise Gone(f"signal-cli ended ({exc})") from None
         finally:
@@ -118,7 +119,7 @@ class SignalCli:
         if self._process.stdin is not None:
             self._process.stdin.close()
         try:
-            await asyncio.wait_for(self._process.wait(), 5.0)
+            await within(self._process.wait(), 5.0)
         except TimeoutError:
             self._kill()
             await self._process.wait()
