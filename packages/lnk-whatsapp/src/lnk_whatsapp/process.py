@@ -22,6 +22,7 @@ from typing import Any
 
 from link_plugin.bridge.retry import Interrupted, RetryLater
 from link_plugin.errors import LinkError
+from link_plugin.waits import within
 from lnk_whatsapp.protocol import Event, ProtocolError, Reply, Request, line, parse
 
 ENV_ENGINE = "LNK_WHATSAPP_ENGINE"
@@ -128,7 +129,7 @@ class EngineProcess:
             if process.stdin is not None:
                 process.stdin.close()
             try:
-                await asyncio.wait_for(process.wait(), STOPPING)
+                await within(process.wait(), STOPPING)
             except TimeoutError:
                 process.kill()
                 await process.wait()
