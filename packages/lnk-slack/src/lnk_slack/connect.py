@@ -34,6 +34,7 @@ from link_plugin.bridge.tokens import Token, read_tokens
 from link_plugin.channel import Connected
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
+from link_plugin.waits import within
 from lnk_slack.api import error, socket_client, web_client
 from lnk_slack.messages import escape, read
 from lnk_slack.section import APP_SECRET, BOT_SECRET, Section, identity
@@ -133,7 +134,7 @@ async def connect(
     try:
         await socket.connect()  # type: ignore[no-untyped-call]  # slack-sdk's, untyped
         try:
-            said = await asyncio.wait_for(hello, HELLO)
+            said = await within(hello, HELLO)
         except TimeoutError:
             raise LinkError(
                 "Slack's Socket Mode connection opened but said nothing", "Check the network, then connect again."
@@ -149,7 +150,7 @@ async def connect(
         )
         while not code.expired:
             try:
-                event = await asyncio.wait_for(heard.get(), min(LISTEN, max(0.1, code.remaining)))
+                event = await within(heard.get(), min(LISTEN, max(0.1, code.remaining)))
             except TimeoutError:
                 continue
             message = read(event, str(me["user_id"]))
