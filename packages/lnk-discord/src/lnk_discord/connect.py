@@ -25,6 +25,7 @@ from link_plugin.bridge.tokens import Token, read_tokens
 from link_plugin.channel import Connected
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
+from link_plugin.waits import within
 from lnk_discord.api import Gateway, find_gateway
 from lnk_discord.messages import read
 from lnk_discord.section import SECRET, Section, identity
@@ -92,7 +93,7 @@ async def connect(
         )
         while not code.expired:
             try:
-                message = await asyncio.wait_for(client.heard.get(), min(LISTEN, max(0.1, code.remaining)))
+                message = await within(client.heard.get(), min(LISTEN, max(0.1, code.remaining)))
             except TimeoutError:
                 continue
             heard = read(message, me.id)
