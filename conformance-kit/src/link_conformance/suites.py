@@ -42,6 +42,7 @@ from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import ExitCode, LinkError
 from link_plugin.harness import AgentRef
 from link_plugin.layout import AgentFolder
+from link_plugin.waits import within
 
 
 def _executable(request: pytest.FixtureRequest) -> str:
@@ -414,7 +415,7 @@ class MemoryConformance(_Suite):
             async with Client(server, read_timeout_seconds=60) as client:
                 return {tool.name for tool in (await client.list_tools()).tools}
 
-        names = asyncio.run(asyncio.wait_for(listed(), 120))
+        names = asyncio.run(within(listed(), 120))
         assert names, broken("memory-command", "the server lists no tools")
         missing = set(answer.no_ask) - names
         assert not missing, broken("memory-tools", f"no_ask names {sorted(missing)}, not among {sorted(names)}")

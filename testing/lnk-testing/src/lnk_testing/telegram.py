@@ -38,6 +38,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from link_plugin.waits import within
 from lnk_testing.serving import Restartable
 from lnk_testing.trouble import Trouble
 
@@ -387,7 +388,7 @@ class FakeTelegram(Restartable, Trouble):
             if batch or remaining <= 0 or arrived is None or self._closing:
                 return batch
             with suppress(TimeoutError):
-                await asyncio.wait_for(arrived.wait(), remaining)
+                await within(arrived.wait(), remaining)
 
     async def _sendMessage(self, params: dict[str, Any]) -> dict[str, Any]:
         chat = params["chat_id"]
