@@ -48,6 +48,11 @@ class AgentFolder(NamedTuple):
     def memory_state(self, engine: str) -> Path:
         return self.root / "Memory" / engine
 
+    @property
+    def scheduler(self) -> Path:
+        """Link Scheduler's state: what is due, kept across restarts; no harness reaches it."""
+        return self.root / "Scheduler"
+
     def harness_home(self, harness: str) -> Path:
         return self.root / "Harnesses" / harness
 

@@ -30,6 +30,13 @@ MESSAGE_ID = "Link-Message-Id"
 ANSWER_ID = "Link-Answer-Id"
 """A response's: the answer's stable id, the one `/_link/recover` lists should it go undelivered."""
 
+META_TOOLS = "link.local/tools"
+"""A tool call's `_meta` key: the names of the tools the calling conversation has."""
+META_THREAD = "link.local/thread"
+"""A tool call's `_meta` key: the calling conversation's thread (`<channel>:<chat id>`)."""
+META_HOPS = "link.local/hops"
+"""A tool call's `_meta` key: how many hops the calling conversation's message came (0: the owner's)."""
+
 HEADERS = (AGENT, AGENT_ID, THREAD, FROM, HOPS, TOOLS, STEERED, MESSAGE_ID, ANSWER_ID)
 
 PROOF_PATH = "/_link/proof"
