@@ -19,6 +19,7 @@ from link_plugin.bridge.rules import Heard, Incoming
 from link_plugin.bridge.shown import ShownAnswers
 from link_plugin.channel import BridgeSpec
 from link_plugin.contract import CONTRACT_VERSION
+from link_plugin.scheduler import Notice, post, waiting
 from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
 
 
@@ -33,7 +34,7 @@ class Asked(Place):
 class Queued(Bridge):
     """A channel whose service is a queue the test puts messages on."""
 
-    def __init__(self, harness: ScriptedHarness, folder: Path | None = None) -> None:
+    def __init__(self, harness: ScriptedHarness, folder: Path | None = None, outbox: Path | None = None) -> None:
         spec = BridgeSpec(
             contract=CONTRACT_VERSION,
             agent=AGENT,
@@ -41,8 +42,9 @@ class Queued(Bridge):
             section={},
             secrets={},
             folder=str(folder) if folder else None,
+            outbox=str(outbox) if outbox else None,
         )
-        super().__init__(spec, "queued", "owner", limit=100, pace=PACE, probe=0.05)
+        super().__init__(spec, "queued", "owner", limit=100, pace=PACE, probe=0.05, notices=0.02)
         self.service: asyncio.Queue[Heard] = asyncio.Queue()
         self.places: dict[str, Asked] = {}
         self.said: list[str] = []
@@ -153,3 +155,29 @@ def test_only_the_owners_text_is_carried_and_the_rest_gets_a_note_or_nothing(har
     assert bridge.place("owner").finals[:2] == [UNSUPPORTED, EDITED]
     assert bridge.place("stranger").calls == [] and bridge.place("stranger").typed == 0, "a stranger gets nothing"
     assert bridge.said.count("answering") == 2, "shown while each is answered, and only then"
+
+
+def test_an_answer_nobody_waits_for_is_shown_from_the_outbox_in_the_owners_chat_once(
+    harness: ScriptedHarness, tmp_path: Path
+) -> None:
+    """A schedule's answer goes to the owner's own direct chat (never a group); a subagent's parent
+    conversation's answer to the chat it names. Each is removed once shown, so shown once."""
+    folder = tmp_path / "outbox"
+    post(folder, Notice(id="n1", text="Call the dentist.", sender="schedule:abc"))
+    bridge = Queued(harness, outbox=folder)
+
+    async def main() -> None:
+        running = asyncio.create_task(bridge.run())
+        await asyncio.sleep(0.1)
+        assert bridge.places == {}, "nothing shown before the service is reached"
+        bridge.reached.set()
+        await until(lambda: bridge.place("owner").finals == ["Call the dentist."])
+        post(folder, Notice(id="n2", chat="group", text="The invoice is in work/.", sender="subagent:x"))
+        await until(lambda: bridge.place("group").finals == ["The invoice is in work/."])
+        await asyncio.sleep(0.1)
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+
+    run(main)
+    assert bridge.place("owner").finals == ["Call the dentist."]
+    assert waiting(folder) == []

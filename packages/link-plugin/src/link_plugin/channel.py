@@ -56,6 +56,8 @@ class EndpointRef(BaseModel):
     key: str
     proof: bool = True
     agent: bool = True
+    tools: bool = False
+    """The endpoint narrows a conversation's tools by `Link-Tools`; False from a core that doesn't say."""
 
 
 class BridgeSpec(Answer):
@@ -77,6 +79,9 @@ class BridgeSpec(Answer):
     """The agent's control socket, where tool calls wait for the owner: the bridge asks each in the
     owner's chat and answers it with their reply (link_plugin.approvals). None: a core that doesn't
     say; the owner answers in the terminal then (`lnk agent approvals`)."""
+    outbox: str | None = None
+    """A folder of answers nobody waits for (`link_plugin.scheduler.Notice`), to show in the owner's
+    direct chat or the chat each names, each removed once shown. None: a core without one."""
 
 
 class ChannelState(Answer):

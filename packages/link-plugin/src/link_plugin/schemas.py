@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from link_plugin import approvals, channel, sandbox, settings, wire
+from link_plugin import approvals, channel, sandbox, scheduler, settings, wire
 from link_plugin.commands import TABLES
 from link_plugin.harness import HarnessSettings
 
@@ -24,6 +24,9 @@ def _inputs() -> dict[str, type[BaseModel]]:
         "inputs/approval-question.json": approvals.Question,
         "inputs/agent-settings.json": settings.AgentSettings,
         "inputs/machine-settings.json": settings.MachineSettings,
+        "inputs/runner-spec.json": scheduler.RunnerSpec,
+        "scheduler/notice.json": scheduler.Notice,
+        "scheduler/schedules.json": scheduler.Schedules,
         "sandbox/request.json": sandbox.SandboxRequest,
         "sandbox/decision.json": sandbox.Decision,
         "sandbox/grants.json": sandbox.Grants,

@@ -11,6 +11,7 @@
 - `shown`: the answers shown, by their id, kept in the channel's folder so none is shown twice.
 - `carry`: one message from the channel to the endpoint under its key, and its answer back.
 - `asking`: tool calls waiting for the owner, asked in their direct chat.
+- `notices`: answers nobody waits for (a schedule's, another agent's), shown from the outbox.
 - `base`: a bridge with all of the above wired, for a channel to subclass.
 
 A channel subclasses `base.Bridge` with its connection to the service (`reach`, `listen`,

@@ -29,11 +29,13 @@ import traceback
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from link_plugin.bridge.answer import Surface
 from link_plugin.bridge.asking import BUSY, IDLE, Asker, Asking, Said
 from link_plugin.bridge.carry import PACE, Carrier, Pace, Place
+from link_plugin.bridge.notices import EVERY, Notices
 from link_plugin.bridge.recovery import PROBE, QUICK, Recovery
 from link_plugin.bridge.rules import Heard, Incoming, answered
 from link_plugin.bridge.shown import ShownAnswers
@@ -44,6 +46,7 @@ from link_plugin.control import ControlClient
 from link_plugin.endpoint import EndpointClient
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
+from link_plugin.scheduler import Notice
 
 UNSUPPORTED = "(I can read text messages only: send this as text.)"
 EDITED = "(Edits aren't passed on to the agent: send the change as a new message.)"
@@ -64,6 +67,8 @@ class Timing(TypedDict, total=False):
     """`asking.BUSY`"""
     idle: float
     """`asking.IDLE`"""
+    notices: float
+    """`notices.EVERY`"""
 
 
 def secret(spec: BridgeSpec, name: str, channel: str) -> str:
@@ -112,6 +117,9 @@ class Bridge(ABC):
         self.asking: Asking | None = None
         self._control = ControlClient(spec.approvals) if spec.approvals else None
         self._polls = {"busy": timing.get("busy", BUSY), "idle": timing.get("idle", IDLE), "give_up": pace.give_up}
+        self.notices = (
+            Notices(Path(spec.outbox), self._notice, say, every=timing.get("notices", EVERY)) if spec.outbox else None
+        )
         self._ready = asyncio.Event()
         self.tasks = Tasks()
         self.showing = Tasks()
@@ -150,6 +158,8 @@ class Bridge(ABC):
                 if self._control is not None:
                     self.asking = Asking(self._control, self.owner_chat(), self.owner, say, **self._polls)
                     self.tasks.spawn(self.asking.run())
+                if self.notices is not None:
+                    self.tasks.spawn(self.notices.run())
                 await self.listen()
             except asyncio.CancelledError:
                 if not stopping.is_set():
@@ -211,6 +221,12 @@ class Bridge(ABC):
     def _carrying(self) -> AbstractContextManager[None]:
         """While an answer is carried a tool call may wait for the owner: look for one often."""
         return self.asking.busy() if self.asking is not None else nullcontext()
+
+    async def _notice(self, notice: Notice) -> None:
+        """An answer nobody waited for: in the owner's own direct chat (never a group), or the chat
+        it names (the conversation a subagent was started from)."""
+        place = self.owner_chat() if notice.chat is None else self.place(notice.chat)
+        await self.carrier.deliver(place, notice.text)
 
     async def _deliver(self, chat: str, text: str) -> None:
         """A recovered answer, once the service is reached."""
