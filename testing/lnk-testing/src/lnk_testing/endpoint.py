@@ -7,7 +7,8 @@
 
 It proves itself with the key (or, with `honest=False`, can't), refuses a request without the key
 (401) or for another agent (404), streams the scripted answer as chat.completion.chunk events,
-and answers a message for a conversation whose answer is still streaming with 202 +
+refuses a message from someone else past its hop cap (403, as Link Harness does), and answers a
+message for a conversation whose answer is still streaming with 202 +
 `Link-Steered`, adding it to that answer. Answers kept with `keep` are handed out by
 `/_link/recover` until confirmed. `stop` and `start` again come back on the same port, as a
 restarted harness does.
@@ -156,8 +157,11 @@ class ScriptedHarness(Restartable):
         port: int = 0,
         state: Path | None = None,
         lapse: float = 0.0,
+        hops: int = 4,
     ) -> None:
         self.key = key
+        self.hops = hops
+        """The agent's cap on `Link-Hops`: a message from someone else past it is refused (403)."""
         self.agent = agent
         self.honest = honest
         self.keys = keys
@@ -320,6 +324,8 @@ class ScriptedHarness(Restartable):
         headers = wire.RequestHeaders.parse(request.headers)
         if headers.thread is None:
             return JSONResponse({"error": f"{wire.THREAD} is required"}, status_code=400)
+        if headers.sender is not None and headers.sender.hops > self.hops:
+            return JSONResponse({"error": f"{wire.HOPS} {headers.sender.hops} is past the cap"}, status_code=403)
         thread = str(headers.thread)
         key = request.headers.get(wire.MESSAGE_ID) if self.keys else None
         text = (await request.json())["messages"][-1]["content"]
