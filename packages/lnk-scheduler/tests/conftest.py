@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from lnk_scheduler.store import Store
-from lnk_scheduler.tool import Peer, Scheduler, Settings
+from lnk_scheduler.tool import Scheduler, Settings
+
+from link_plugin.scheduler import Peer
 
 
 class FakeClock:

@@ -13,43 +13,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from link_plugin.scheduler import Scheduled, Schedules
 from lnk_scheduler import __version__
 from lnk_scheduler.store import Due
 from lnk_scheduler.tool import Caller, CallError, Scheduler
-
-
-class Kept(BaseModel):
-    """A message kept until it is due."""
-
-    id: str
-    kind: str
-    at: str
-    """When it is next said (ISO 8601, UTC)."""
-    repeat: str | None = None
-    title: str | None = None
-    text: str
-    to: str | None = None
-    """Who it is for, when not this agent."""
-    tools: list[str] | None = None
-
-    @classmethod
-    def of(cls, due: Due, to: str | None = None) -> Kept:
-        return cls(
-            id=due.id,
-            kind=due.kind,
-            at=due.at.isoformat(),
-            repeat=due.rule,
-            title=due.title,
-            text=due.text,
-            to=to,
-            tools=due.tools,
-        )
-
-
-class Listed(BaseModel):
-    schedules: list[Kept]
 
 
 def _caller(ctx: Context[Any, Any]) -> Caller:
@@ -72,11 +41,12 @@ def _tools(scheduler: Scheduler) -> list[Tool]:
             list[str] | None,
             Field(description="the tools it may use, by name: yours or fewer, never more (all of yours without it)"),
         ] = None,
-    ) -> Kept:
+    ) -> Scheduled:
         """Start a subagent: a new conversation of yours given `task`, working on its own. Its answer
         comes back to this conversation as a message from it, when it is done."""
         caller = _caller(ctx)
-        return Kept.of(await _made(lambda: scheduler.start_subagent(caller, task, tools)))
+        due: Due = await _made(lambda: scheduler.start_subagent(caller, task, tools))
+        return due.scheduled()
 
     async def schedule(
         message: Annotated[str, Field(description="what you will be told when it is due: 'Remind the owner to ...'")],
@@ -93,30 +63,33 @@ def _tools(scheduler: Scheduler) -> list[Tool]:
             Field(description="to repeat from that time: an RFC 5545 RRULE (FREQ=DAILY, FREQ=WEEKLY;BYDAY=MO,FR)"),
         ] = None,
         title: Annotated[str | None, Field(description="a short name for lists")] = None,
-    ) -> Kept:
+    ) -> Scheduled:
         """Schedule a message to yourself at a time, or repeating. When it is due you are told it in a
         conversation of its own, and your answer there goes to the owner's own chat."""
         caller = _caller(ctx)
-        return Kept.of(await _made(lambda: scheduler.schedule(caller, message, at, repeat, title)))
+        due: Due = await _made(lambda: scheduler.schedule(caller, message, at, repeat, title))
+        return due.scheduled()
 
-    async def schedules() -> Listed:
+    async def schedules() -> Schedules:
         """List your schedules, soonest first, with the id `cancel` takes."""
-        kept = await anyio.to_thread.run_sync(scheduler.schedules)
-        return Listed(schedules=[Kept.of(due) for due in kept])
+        found = await anyio.to_thread.run_sync(scheduler.schedules)
+        return Schedules(schedules=[due.scheduled() for due in found])
 
-    async def cancel(id: Annotated[str, Field(description="the schedule's id, as `schedules` lists it")]) -> Kept:
+    async def cancel(id: Annotated[str, Field(description="the schedule's id, as `schedules` lists it")]) -> Scheduled:
         """Cancel a schedule: it is said no more."""
-        return Kept.of(await _made(lambda: scheduler.cancel(id)))
+        due: Due = await _made(lambda: scheduler.cancel(id))
+        return due.scheduled()
 
     async def message_agent(
         agent: Annotated[str, Field(description="the other agent's name")],
         message: Annotated[str, Field(description="what to tell it")],
         ctx: Context[Any, Any],
-    ) -> Kept:
+    ) -> Scheduled:
         """Send a message to another of the owner's agents on this machine. It is told the message is
         yours; its answer goes to the owner's own chat, not back to you."""
         caller = _caller(ctx)
-        return Kept.of(await _made(lambda: scheduler.message_agent(caller, agent, message)), to=agent)
+        due: Due = await _made(lambda: scheduler.message_agent(caller, agent, message))
+        return due.scheduled(to=agent)
 
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     acting = ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False)

@@ -1,6 +1,7 @@
 """What is due, kept in the agent's state folder: one file per message, written whole by rename.
 
     <state>/due/<id>.json     a message waiting for its time (a schedule keeps its file between times)
+    <state>/routes.json       where each running subagent's answer goes: its parent conversation
     <state>/lock              held (flock) by whoever changes what is due: the tool or the runner
 
 The tool and the runner are two processes (the tool's session, the bridge service), so every change
@@ -11,6 +12,7 @@ message whole or not at all, and a restart finds everything where it was.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import secrets
 import string
@@ -22,9 +24,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from link_plugin.scheduler import Scheduled
 from lnk_scheduler.rules import next_time
 
-Kind = Literal["schedule", "subagent", "agent"]
+Kind = Literal["schedule", "subagent", "agent", "answer"]
+"""`answer`: a subagent's answer, said to its parent conversation."""
 _ID_CHARS = string.ascii_lowercase + string.digits
 ID_LENGTH = 10
 
@@ -57,6 +61,19 @@ class Due(BaseModel):
     title: str | None = None
     """What the owner calls it, for lists."""
     created: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    def scheduled(self, to: str | None = None) -> Scheduled:
+        """As the tool answers it and `list` lists it."""
+        return Scheduled(
+            id=self.id,
+            kind=self.kind,
+            at=self.at.isoformat(),
+            repeat=self.rule,
+            title=self.title,
+            text=self.text,
+            to=to,
+            tools=self.tools,
+        )
 
     @property
     def occurrence(self) -> str:
@@ -138,6 +155,31 @@ class Store:
             self._write(moved)
             return moved
 
-    def next_at(self) -> datetime | None:
-        waiting = self.all()
-        return waiting[0].at if waiting else None
+    def _routes(self) -> dict[str, str]:
+        try:
+            loaded = json.loads((self.folder / "routes.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        return {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+
+    def _write_routes(self, routes: dict[str, str]) -> None:
+        path = self.folder / "routes.json"
+        partial = path.with_name(f".routes.{os.getpid()}.partial")
+        partial.write_text(json.dumps(routes, indent=1, sort_keys=True))
+        os.replace(partial, path)
+
+    def route(self, thread: str, parent: str) -> None:
+        """`thread` (a subagent's) answers up to `parent`."""
+        with self.locked():
+            routes = self._routes()
+            routes[thread] = parent
+            self._write_routes(routes)
+
+    def parent(self, thread: str, *, take: bool = False) -> str | None:
+        """Where `thread`'s answer goes up to, if it is a subagent's; `take`: and forget it."""
+        with self.locked():
+            routes = self._routes()
+            found = routes.pop(thread, None) if take else routes.get(thread)
+            if take and found is not None:
+                self._write_routes(routes)
+            return found

@@ -17,28 +17,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from link_plugin import wire
+from link_plugin.memory import ENV_AGENT_ID
+from link_plugin.scheduler import ENV_AGENTS, ENV_NARROWS, Peer
 from lnk_scheduler.rules import RuleError, first_time, parse_rule, parse_time
 from lnk_scheduler.store import Due, Store, new_id
 
-ENV_AGENT_ID = "LNK_AGENT_ID"
-ENV_AGENTS = "LNK_SCHEDULER_AGENTS"
-"""A JSON object: each other agent of the owner here, by name, to its ID and its scheduler's state folder."""
-ENV_NARROWS = "LNK_SCHEDULER_NARROWS"
-"""`1` when the agent's harness narrows a conversation's tools (its endpoint says `tools`)."""
 TEXT_MAX = 16_000
 """Characters of a message or task kept: a message, not a document."""
 
 
 class CallError(ValueError):
     """A call that is not made: the message tells the model why and what to do instead."""
-
-
-class Peer(BaseModel):
-    id: str
-    state: str
 
 
 @dataclass(frozen=True)
