@@ -14,6 +14,8 @@ from listing import tools_listed
 from mcp_tools import BIG, ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
+from link_plugin import wire
+from link_plugin.wire import META_HOPS, META_THREAD
 from lnk_harness.model import to_anthropic
 from lnk_harness.tools import ANSWER_MAX, META_TOOLS
 
@@ -71,6 +73,16 @@ def test_the_tool_is_told_the_conversations_tools(
     provider.script(Reply(tool_calls=[ToolCall("whoami", {})]), Reply(text="ok"))
     asyncio.run(ask(harness.client(), "who?", "kit:meta", tools=frozenset({"meta", "memory"})))
     assert sorted(servers.metas[-1][META_TOOLS]) == ["memory", "meta"]
+    assert servers.metas[-1][META_THREAD] == "kit:meta" and servers.metas[-1][META_HOPS] == 0
+
+
+def test_the_tool_is_told_how_many_hops_a_message_from_someone_else_came(
+    harness: Harness, provider: StandInProvider, servers: ToolServers
+) -> None:
+    provider.script(Reply(tool_calls=[ToolCall("whoami", {})]), Reply(text="ok"))
+    sender = wire.Sender(who="agent:someone", hops=2)
+    asyncio.run(ask(harness.client(), "who?", "agent:someone", sender=sender))
+    assert servers.metas[-1][META_THREAD] == "agent:someone" and servers.metas[-1][META_HOPS] == 2
 
 
 def test_narrowing_is_kept_beside_the_events_and_only_intersects(harness: Harness, provider: StandInProvider) -> None:

@@ -2,7 +2,9 @@
 
 Each server's tools reach the model as the server describes them (name, description, input
 schema), untranslated. A tool's answer is kept up to 32 KiB and cut with a note past that.
-`remember` (memory's only write) is offered only in the owner's own conversations.
+`remember` (memory's only write) is offered only in the owner's own conversations. Each call
+tells its tool, in `_meta`, which conversation called: its tools, its thread and how many hops its
+message came (`link_plugin.wire.META_*`), so a tool acting for it (Link Scheduler) acts no wider.
 
 Servers are listed when a turn first needs them, never before: a harness that answered nothing
 yet holds no MCP client (about 1 s and 26 MiB). A step waits at most `FIRST_WAIT` for a server it
@@ -24,6 +26,8 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from link_plugin.wire import META_HOPS, META_THREAD, META_TOOLS
+
 if TYPE_CHECKING:
     from mcp import Client
     from mcp_types import CallToolResult, RequestParamsMeta
@@ -34,8 +38,6 @@ ANSWER_MAX = 32 * 1024
 """Bytes of a tool's answer kept for the model."""
 OWNER_ONLY = frozenset({"remember"})
 """Tools offered only in the owner's own conversations (and chats the owner shared)."""
-META_TOOLS = "link.local/tools"
-"""The `_meta` key telling a tool which tools the conversation calling it has."""
 LISTING_TTL = 300.0
 """Seconds after which a server's tool listing is asked again (it is used meanwhile)."""
 FIRST_WAIT = 0.5
@@ -175,9 +177,10 @@ class Toolbox:
 class ToolCalls:
     """The sessions one turn opens to its tools, closed when the turn ends."""
 
-    def __init__(self, toolbox: Toolbox, conversation_tools: list[str]) -> None:
+    def __init__(self, toolbox: Toolbox, conversation_tools: list[str], thread: str, hops: int = 0) -> None:
         self._toolbox = toolbox
-        self._meta = cast("RequestParamsMeta", {META_TOOLS: conversation_tools})
+        meta = {META_TOOLS: conversation_tools, META_THREAD: thread, META_HOPS: hops}
+        self._meta = cast("RequestParamsMeta", meta)
         self._stack = AsyncExitStack()
         self._clients: dict[str, Client] = {}
 

@@ -62,6 +62,16 @@ STOPPED_CALL = "This call was not made: a new message stopped the turn."
 NO_SUCH_TOOL = "There is no tool named {name} in this conversation; the call was not made."
 
 
+def _hops(conversation: Conversation, history: History) -> int:
+    """How many hops the messages a turn answers came: the most of them (0: the owner's alone)."""
+    hops = 0
+    for number in history.waiting:
+        event = conversation.events.get(number)
+        if isinstance(event, MessageIn) and event.sender is not None:
+            hops = max(hops, event.sender.hops)
+    return hops
+
+
 @dataclass(frozen=True)
 class Settle:
     """A finished answer, and whether its request took it whole."""
@@ -315,7 +325,7 @@ class Turns:
         narrowed = conversation.narrowed()
         owner = history.owners and narrowed is None
         names = self.toolbox.servers(narrowed)
-        async with ToolCalls(self.toolbox, names) as calls:
+        async with ToolCalls(self.toolbox, names, str(conversation.thread), _hops(conversation, history)) as calls:
             try:
                 while True:
                     show = history.unseen(limit)
