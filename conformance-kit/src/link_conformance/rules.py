@@ -15,6 +15,7 @@ RULES: dict[str, str] = {
     "proof": "the endpoint answers POST /_link/proof with HMAC-SHA256(endpoint key, challenge), never the key",
     "agent": "a request naming an agent the process doesn't run is refused before the model is called",
     "tools": "Link-Tools narrows a conversation's tools, and a later list only intersects",
+    "told": "a harness that narrows tells each tool call its conversation's tools (and thread, hops) in _meta",
     "steer": "a message while a turn runs gets 202 + Link-Steered and a completion with no content (streamed or "
     "whole, as asked), and its answer comes on the first request",
     "answer-id": "Link-Answer-Id in the head of every answer is every chunk's (or the completion's) id, the id a "

@@ -29,7 +29,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from link_conformance.completions import Answered, message, send
 from link_conformance.fakes import FakeEndpoint, Message
-from link_conformance.provider import Reply, StandInProvider
+from link_conformance.provider import Reply, StandInProvider, ToolCall
 from link_conformance.rules import broken
 from link_conformance.running import RunningHarness
 from link_conformance.tools import StandInTools
@@ -276,6 +276,29 @@ class HarnessConformance(_Suite):
         assert none == {ping("beta")}, broken("tools", f"no header later offered {none}")
         whole = offered("parent", None)
         assert whole == every, broken("tools", f"a conversation never narrowed offered {whole}")
+
+    def test_tools_are_told_the_conversation(
+        self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider, tools: StandInTools
+    ) -> None:
+        if not endpoint.tools:
+            pytest.skip("the endpoint doesn't say it narrows tools")
+        provider.script(Reply(tool_calls=[ToolCall(StandInTools.tool_of("alpha"), {})]), Reply(text="done"))
+        before = len(tools.metas)
+
+        async def ask() -> None:
+            client = EndpointClient(running.endpoint_ref(), running.agent)
+            sender = wire.Sender(who="kit:someone", hops=1)
+            thread = wire.Thread(channel="kit", chat="told")
+            async with client.chat("call alpha", thread, sender=sender, tools=frozenset({"alpha", "beta"})) as reply:
+                await reply.text()
+
+        asyncio.run(ask())
+        assert len(tools.metas) > before, broken("told", "the tool was never called")
+        meta = tools.metas[-1]
+        said = meta.get(wire.META_TOOLS)
+        assert isinstance(said, list) and sorted(said) == ["alpha", "beta"], broken("told", f"{wire.META_TOOLS} {said}")
+        for key, value in ((wire.META_THREAD, "kit:told"), (wire.META_HOPS, 1)):
+            assert meta.get(key, value) == value, broken("told", f"{key} was {meta.get(key)!r}, not {value!r}")
 
     def test_message_mid_turn_steers(
         self, running: RunningHarness, endpoint: harness.Endpoint, provider: StandInProvider
