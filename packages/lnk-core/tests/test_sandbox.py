@@ -33,10 +33,11 @@ def test_a_sandboxed_start_hands_the_sandbox_the_harness_and_no_key(world: World
     assert harness.argv[-2:] == ["-m", "link_conformance.mini.server"]  # mini's `start`
     assert harness.writes == [str(agent.folder.chats)]  # mini's `folders`
     assert harness.ports == block[:-1]
-    assert harness.proxy_port is None and harness.tools == ["words"]  # the proxy: in the harness's own network
+    scheduler = f"scheduler-{agent.id}"
+    assert harness.proxy_port is None and harness.tools == sorted(["words", scheduler])  # the proxy: in its network
     assert harness.no_sandbox is False and harness.wire_keys is True  # Link's default: the proxy adds the key
     tools = json.loads(harness.env["LNK_TOOLS"])
-    assert tools == {"words": f"http://127.0.0.1:{PROXY_PORT}/_link/tools/words/mcp"}  # on the proxy
+    assert tools == {name: f"http://127.0.0.1:{PROXY_PORT}/_link/tools/{name}/mcp" for name in ("words", scheduler)}
     settings = world.harness_settings("work")
     assert settings.proxied is True
     assert settings.model is not None and settings.model.url == "http://api.openai.com/v1"  # the proxy adds the key

@@ -51,8 +51,10 @@ def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: W
     listed = json.loads(world.lnk("sandbox", "tool", "list", "--json").stdout)
     assert listed[0]["name"] == "words" and listed[0]["no_ask"] == ["lookup"]
     world.start("work")
-    url = world.harness_settings("work").tools["words"]
-    assert json.loads(world.spec("work").env["LNK_TOOLS"]) == {"words": url}
+    tools = world.harness_settings("work").tools
+    url = tools["words"]
+    assert json.loads(world.spec("work").env["LNK_TOOLS"]) == tools  # the owner's, and the agent's scheduler
+    assert sorted(tools) == sorted(["words", f"scheduler-{world.agent('work').id}"])
 
     async def scenario() -> None:
         async with Client(url) as client:

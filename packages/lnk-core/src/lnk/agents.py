@@ -169,3 +169,10 @@ def load_or_create(layout: Layout, name: str) -> tuple[Agent, bool]:
 
 def all_agents(layout: Layout) -> list[Agent]:
     return [load_agent(layout, name) for name in known_names(layout)]
+
+
+def owners_others(agent: Agent) -> list[Agent]:
+    """Every other agent of the agent's owner here, by name: they share one memory engine, and
+    Link Scheduler's messages go between them."""
+    others = [a for a in all_agents(agent.layout) if a.settings.owner == agent.settings.owner and a.id != agent.id]
+    return sorted(others, key=lambda a: a.name)

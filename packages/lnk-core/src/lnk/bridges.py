@@ -13,17 +13,16 @@ started again (see keeper). Its output goes to `bridge-<channel>.log` in the age
 
 from __future__ import annotations
 
-import asyncio
-import os
 from asyncio.subprocess import Process
 from pathlib import Path
 
 from link_plugin.channel import BridgeSpec, EndpointRef
 from link_plugin.contract import CONTRACT_VERSION
 from link_plugin.harness import AgentRef
+from link_plugin.scheduler import outbox
 from lnk.agents import Agent, load_agent
 from lnk.channels import ChannelEntry, secrets_of
-from lnk.children import spawn
+from lnk.children import alive, spawn_told
 from lnk.keeper import Kept
 from lnk.known import channel_executable
 from lnk.plugins import require
@@ -46,23 +45,13 @@ def bridge_spec(agent: Agent, endpoint: EndpointRef, channel: str) -> BridgeSpec
         folder=str(agent.config.channel(channel)),
         steered=entry.steered,
         approvals=str(agent.run.control),
+        outbox=str(outbox(agent.folder.scheduler, channel)),
     )
 
 
 async def spawn_bridge(agent: Agent, endpoint: EndpointRef, channel: str) -> Process:
-    spec = bridge_spec(agent, endpoint, channel)
     argv = [require(channel_executable(channel)), "bridge"]
-    process = await spawn(argv, dict(os.environ), None, bridge_log(agent, channel), asyncio.subprocess.PIPE)
-    assert process.stdin is not None
-    process.stdin.write(spec.model_dump_json().encode() + b"\n")
-    await process.stdin.drain()
-    process.stdin.close()
-    return process
-
-
-async def bridge_ready(process: Process) -> bool:
-    """A bridge runs while its process does."""
-    return process.returncode is None
+    return await spawn_told(argv, bridge_log(agent, channel), bridge_spec(agent, endpoint, channel))
 
 
 def kept_bridge(agent: Agent, endpoint: EndpointRef, channel: str) -> Kept:
@@ -70,7 +59,7 @@ def kept_bridge(agent: Agent, endpoint: EndpointRef, channel: str) -> Kept:
     return Kept(
         name=f"bridge:{channel}",
         spawn=lambda: spawn_bridge(agent, endpoint, channel),
-        ready=bridge_ready,
+        ready=alive,
         log=bridge_log(agent, channel),
         must_start=False,
     )

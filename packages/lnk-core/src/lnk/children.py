@@ -18,6 +18,8 @@ from asyncio.subprocess import Process
 from contextlib import suppress
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from link_plugin.waits import within
 
 STOP_GRACE = 5.0
@@ -44,6 +46,22 @@ async def spawn(argv: list[str], env: dict[str, str], cwd: str | None, log: Path
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
+
+
+async def spawn_told(argv: list[str], log: Path, told: BaseModel) -> Process:
+    """Start a child that is told everything on its stdin as one JSON line (a bridge's spec, with
+    its secrets; the scheduler's runner's), never in its arguments or environment."""
+    process = await spawn(argv, dict(os.environ), None, log, asyncio.subprocess.PIPE)
+    assert process.stdin is not None
+    process.stdin.write(told.model_dump_json().encode() + b"\n")
+    await process.stdin.drain()
+    process.stdin.close()
+    return process
+
+
+async def alive(process: Process) -> bool:
+    """A child that says nothing of itself (a bridge, the runner) is ready while its process runs."""
+    return process.returncode is None
 
 
 async def end(process: Process) -> None:

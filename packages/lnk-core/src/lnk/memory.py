@@ -25,7 +25,7 @@ from link_plugin.memory import (
     MemoryCommand,
 )
 from lnk import __version__
-from lnk.agents import Agent, all_agents
+from lnk.agents import Agent, owners_others
 from lnk.harnesses import clean_env
 from lnk.known import MEMORIES
 from lnk.machine import load_machine
@@ -78,15 +78,9 @@ def _stamp(agent: Agent, engine: str, program: PluginProgram, context: dict[str,
         "lnk": __version__,
         "context": context,
         "notes_max": agent.settings.tool.memory.notes,
-        "folders": [str(other.folder.root) for other in _owners_agents(agent)],
+        "folders": [str(other.folder.root) for other in [agent, *owners_others(agent)]],
     }
     return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()
-
-
-def _owners_agents(agent: Agent) -> list[Agent]:
-    """The agent and every other agent of its owner here, whose memory one engine process serves."""
-    others = [a for a in all_agents(agent.layout) if a.settings.owner == agent.settings.owner and a.id != agent.id]
-    return [agent, *sorted(others, key=lambda a: a.name)]
 
 
 def _writes_notes(other: Agent) -> bool:
@@ -116,7 +110,7 @@ def define(agent: Agent, notes_writable: bool, force: bool = False) -> ToolDef |
         )
     # The first session of an owner starts the owner's one engine, in this sandbox: so it holds
     # every folder of the owner's agents (never another owner's), each read, its state written.
-    owners = _owners_agents(agent)
+    owners = [agent, *owners_others(agent)]
     reads = [str(path) for other in owners for path in (other.folder.home, other.folder.chats)]
     writes = [str(other.folder.memory_state(engine)) for other in owners]
     writes += [str(other.folder.memory) for other in owners[1:] if _writes_notes(other)]

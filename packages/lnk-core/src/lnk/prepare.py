@@ -9,8 +9,8 @@ steps, in order:
 3. four questions to the adapter, asked at once: what it needs, its endpoint, the channels it
    speaks itself, the folders it writes;
 4. whether it runs in a sandbox (sandbox_choice), asking the owner for what it needs;
-5. the tools' URLs (through the sandbox's proxy, or lnk's gateway), and where the model is
-   (harness_settings);
+5. the tools (memory, the scheduler) and their URLs (through the sandbox's proxy, or lnk's
+   gateway), and where the model is (harness_settings);
 6. which channels a bridge carries (a harness with an endpoint) or the harness speaks itself;
 7. the settings written, `install` once and `configure` (harness_setup), then the settings again
    with the endpoint's key, and the adapter's answer to `start`: how the harness runs;
@@ -33,7 +33,7 @@ from link_plugin.errors import LinkError
 from link_plugin.harness import ENV_MEMORY, ENV_TOOLS, Description, Endpoint, ModelRef, Needs
 from link_plugin.sandbox import PROXY_PORT, TOOLS_PATH, SandboxRequest, tool_url
 from link_plugin.wire import new_endpoint_key
-from lnk import __version__, memory
+from lnk import __version__, memory, scheduler
 from lnk.agents import Agent, all_agents
 from lnk.channels import ChannelEntry
 from lnk.harness_settings import harness_settings, model_ref
@@ -136,7 +136,7 @@ def prepare(agent: Agent, options: StartOptions, say: Say) -> tuple[Agent, RunSp
     asked = _ask(agent, harness, model, block, description)
     endpoint = asked.endpoint.result()
     sandboxed, decision = choose_sandbox(agent, harness, asked.needs.result(), options, say)
-    tools = _tools(agent, harness, block, sandboxed)
+    tools = _tools(agent, harness, block, sandboxed, endpoint, say)
     wired = keys_wired(agent.settings)
     ref = model_ref(agent, model, sandboxed, tools.gateway, wired)
     held = _held(agent, ref, wired)
@@ -199,15 +199,17 @@ def proxy_port(block: list[int]) -> int | None:
     return block[-1] if sys.platform == "darwin" else None
 
 
-def _tools(agent: Agent, harness: Harness, block: Block, sandboxed: bool) -> Tools:
-    """The agent's tools (its memory among them, its notes read-only where the owner kept them so),
-    each reached through the sandbox's proxy, or through lnk's gateway without a sandbox."""
+def _tools(agent: Agent, harness: Harness, block: Block, sandboxed: bool, endpoint: Endpoint | None, say: Say) -> Tools:
+    """The agent's tools (its memory among them, its notes read-only where the owner kept them so,
+    and its scheduler for a harness with an endpoint), each reached through the sandbox's proxy, or
+    through lnk's gateway without a sandbox."""
     secret = secrets.token_urlsafe(24)
     gateway = f"http://127.0.0.1:{block.gateway}/{secret}"
     notes_writable = not (
         sandboxed and agent.settings.memory and "instructions" in grants(agent, harness.name).files_read
     )
     memory_tool = memory.define(agent, notes_writable)
+    scheduler.define(agent, endpoint, say)
     defined = tools_for(agent.layout, agent.name)
     if sandboxed:
         urls = {tool.name: tool_url(tool.name, proxy_port(block.ports) or PROXY_PORT) for tool in defined}
@@ -296,6 +298,13 @@ def _harness_run(
     return HarnessRun(argv=start.argv, env=run_env, cwd=cwd, request=request, settings_file=env["LNK_SETTINGS"])
 
 
+def _endpoint_ref(endpoint: Endpoint | None, key: str) -> EndpointRef | None:
+    """The endpoint as its bridges and the scheduler's runner are told it."""
+    if endpoint is None:
+        return None
+    return EndpointRef(url=endpoint.url, key=key, proof=endpoint.proof, agent=endpoint.agent, tools=endpoint.tools)
+
+
 def _run_spec(
     agent: Agent,
     harness: Harness,
@@ -324,7 +333,9 @@ def _run_spec(
         gateway=block.gateway,
         secret=tools.secret,
         provider=relayed,
-        endpoint=EndpointRef(url=endpoint.url, key=key, proof=endpoint.proof, agent=endpoint.agent)
+        endpoint=EndpointRef(
+            url=endpoint.url, key=key, proof=endpoint.proof, agent=endpoint.agent, tools=endpoint.tools
+        )
         if endpoint
         else None,
         argv=run.argv,

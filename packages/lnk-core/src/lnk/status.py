@@ -55,6 +55,16 @@ def _grants(agent: Agent, harness: str) -> dict[str, Any] | None:
         return {"error": exc.message}
 
 
+def _schedules(agent: Agent) -> list[dict[str, Any]] | str:
+    """The agent's pending schedules, soonest first, or why they can't be listed."""
+    from lnk import scheduler
+
+    try:
+        return [item.model_dump(mode="json") for item in scheduler.schedules(agent).schedules]
+    except LinkError as exc:
+        return exc.message
+
+
 def details(agent: Agent) -> dict[str, Any]:
     """What `status` shows: the summary, and what the running services say of themselves."""
     found = summary(agent)
@@ -87,6 +97,7 @@ def details(agent: Agent) -> dict[str, Any]:
     }
     found["tools"] = sorted(spec.tool_urls) if spec else [t.name for t in tools_for(agent.layout, agent.name)]
     found["waiting"] = live.get("waiting", 0) if live else 0
+    found["schedules"] = _schedules(agent)
     found["keys_wired"] = keys_wired(agent.settings)
     found["grants"] = _grants(agent, found["harness"])
     if spec is not None and spec.sandboxed and found["grants"] and "mode" in found["grants"]:

@@ -13,7 +13,8 @@ the tool bridge and gateway load while it starts. A run, in order:
 2. the tool bridge starts, for an agent with tools (tool_targets says where each tool runs);
 3. the harness part serves its sockets (gateway.listeners), keeps the harness running (keeper,
    ready once it answers: readiness), and starts memory's engine once it answers;
-4. the bridges part waits for the harness to answer, then keeps each channel's bridge (bridges);
+4. the bridges part waits for the harness to answer, then keeps each channel's bridge (bridges)
+   and Link Scheduler's runner (scheduler);
 5. each part is marked running once the harness answers, and everything stops on a signal, or
    when the harness can't start at all.
 """
@@ -45,6 +46,8 @@ from lnk.keeper import Keeper, Kept, pause
 from lnk.readiness import HarnessReadiness
 from lnk.runstate import PARTS, Child, PartState, RunSpec, read_spec, read_state, write_state
 from lnk.sandboxing import run_argv, write_request
+from lnk.scheduler import kept_runner
+from lnk.scheduler import tool_name as scheduler_tool
 from lnk.tool_targets import tool_target
 
 if TYPE_CHECKING:
@@ -207,11 +210,16 @@ class Supervisor:
         )
 
     async def run_bridges(self) -> None:
-        if not self.spec.bridges or not await self.wait_for_harness():
-            return
+        """Each channel's bridge, and the scheduler's runner beside them (it says what is due to the
+        endpoint, and its answers go out through the bridges)."""
         endpoint = self.spec.endpoint
-        assert endpoint is not None  # a harness without an endpoint speaks to its channels itself
-        await asyncio.gather(*(self.keep("bridges", kept_bridge(self.agent, endpoint, ch)) for ch in self.spec.bridges))
+        runs = any(tool.name == scheduler_tool(self.agent) for tool in self.spec.tools)
+        if endpoint is None or not (self.spec.bridges or runs) or not await self.wait_for_harness():
+            return  # a harness without an endpoint speaks to its channels itself
+        kept = [kept_bridge(self.agent, endpoint, ch) for ch in self.spec.bridges]
+        if runs:
+            kept.append(kept_runner(self.agent, endpoint))
+        await asyncio.gather(*(self.keep("bridges", one) for one in kept))
 
     async def wait_for_harness(self) -> bool:
         """Bridges start once the harness answers: in this process, or in the harness's own service."""

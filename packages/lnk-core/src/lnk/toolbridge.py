@@ -2,7 +2,8 @@
 
 A tool's own server (a command speaking MCP over stdio, or an address) is connected once and kept,
 and again after it ended (a call cut off by its end is made again only when the server says the
-call only reads); its tools, resources and descriptions pass through untranslated. Every call is
+call only reads); its tools, resources and descriptions pass through untranslated, and so does each
+call's `_meta`, where the harness names the calling conversation. Every call is
 logged, and a call not in the server's "don't ask first" list waits for the owner's yes
 (approvals.py) before it runs.
 """
@@ -183,7 +184,7 @@ class ToolBridge:
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
         ) -> types.CallToolResult:
-            return await self.call(tool, params.name, dict(params.arguments or {}))
+            return await self.call(tool, params.name, dict(params.arguments or {}), params.meta)
 
         async def list_resources(
             ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -208,7 +209,11 @@ class ToolBridge:
             on_read_resource=read_resource,
         )
 
-    async def call(self, tool: ToolDef, call: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, tool: ToolDef, call: str, arguments: dict[str, Any], meta: types.RequestParamsMeta | None = None
+    ) -> types.CallToolResult:
+        """Make one call, once the owner said yes where they must; `meta` (the harness's word on the
+        calling conversation, `link.local/*`) goes on to the tool untouched."""
         started = time.monotonic()
         if call in tool.no_ask:
             decision = "no-ask"
@@ -226,7 +231,7 @@ class ToolBridge:
             if not reads:
                 await backend.fresh()
             try:
-                result = await backend.use(lambda client: client.call_tool(call, arguments))
+                result = await backend.use(lambda client: client.call_tool(call, arguments, meta=meta))
             except MCPError as exc:
                 if exc.error.code != CONNECTION_CLOSED:
                     raise
@@ -234,7 +239,7 @@ class ToolBridge:
                     raise RuntimeError(
                         "its server ended during the call, which was not made again: it may change something"
                     ) from exc
-                result = await backend.use(lambda client: client.call_tool(call, arguments))
+                result = await backend.use(lambda client: client.call_tool(call, arguments, meta=meta))
         except Exception as exc:
             self.log.write(tool=tool.name, call=call, arguments=arguments, decision=decision, ok=False, error=str(exc))
             return _refused(f"{tool.name} failed: {exc}")

@@ -1,4 +1,5 @@
-"""`lnk agent ...`: start, stop, restart, status, list, delete, logs, chat, use and the tool calls' answers."""
+"""`lnk agent ...`: start, stop, restart, status, list, delete, logs, chat, use, the tool calls' answers
+and the schedules."""
 
 from __future__ import annotations
 
@@ -212,12 +213,27 @@ def status(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
         shown += f" ({indexed})" if not isinstance(indexed, dict) else f" ({_progress(indexed)})"
     table.add_row("memory", shown)
     table.add_row("tools", ", ".join(found["tools"]) or "[dim]none[/dim]")
+    table.add_row("schedules", _pending(found["schedules"]))
     if found["waiting"]:
         table.add_row("waiting", f"[yellow]{found['waiting']} tool calls wait for you: lnk agent approvals[/yellow]")
     table.add_row("keys", "added by its proxy" if found["keys_wired"] else "[yellow]held by its harness[/yellow]")
     for row, shown in _widenings(found["grants"]):
         table.add_row(row, shown)
     out.print(table)
+
+
+def _pending(schedules: list[dict[str, Any]] | str) -> str:
+    if isinstance(schedules, str):
+        return f"[yellow]{schedules}[/yellow]"
+    if not schedules:
+        return "[dim]none[/dim]"
+    first = schedules[0]
+    return f"{len(schedules)} pending, next {_local(first['at'])}: {first['title'] or first['text'][:40]}"
+
+
+def _local(at: str) -> str:
+    """An ISO time (UTC) as this machine's local time."""
+    return datetime.fromisoformat(at).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def _widenings(grants: dict[str, Any] | None) -> list[tuple[str, str]]:
@@ -310,7 +326,8 @@ def logs(
     bridge: Annotated[str | None, typer.Option("--bridge", help="A channel's bridge log instead.")] = None,
     tools: Annotated[bool, typer.Option("--tools", help="The tool calls' log instead.")] = False,
 ) -> None:
-    """An agent's log: its harness and services, a channel's bridge, or every tool call."""
+    """An agent's log: its harness and services (the scheduler's answers that reached no chat among
+    them), a channel's bridge, or every tool call."""
     found = agent(name)
     file = found.logs / ("tools.log" if tools else f"bridge-{bridge}.log" if bridge else "agent.log")
     if not file.exists():
@@ -443,6 +460,34 @@ def approve(
     if running(found) is None or not control.answer(found, question, not deny):
         raise LinkError(f"No call {question!r} waits for {name}.", f"`lnk agent approvals {name}` lists them.")
     say("Refused." if deny else "Allowed.")
+
+
+@app.command()
+def schedules(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
+    """What the agent has scheduled (Link Scheduler), soonest first."""
+    from lnk import scheduler
+
+    listed = scheduler.schedules(agent(name)).schedules
+    if as_json:
+        emit([item.model_dump(mode="json") for item in listed])
+        return
+    if not listed:
+        say(f"{name} has nothing scheduled.")
+    for item in listed:
+        repeat = f"  [dim]{item.repeat}[/dim]" if item.repeat else ""
+        out.print(f"{item.id}  {_local(item.at)}{repeat}  {item.title or item.text[:60]}", highlight=False)
+
+
+@app.command()
+def cancel(
+    schedule: Annotated[str, typer.Argument(help="The schedule's ID (lnk agent schedules).")],
+    name: AgentArg = DEFAULT_AGENT,
+) -> None:
+    """Cancel one of the agent's schedules: it is said no more."""
+    from lnk import scheduler
+
+    scheduler.cancel(agent(name), schedule)
+    say("Cancelled.")
 
 
 @app.command(hidden=True)
