@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
-from conftest import OWNER, STRANGER, spec
+from conftest import GROUP, OWNER, STRANGER, spec
 
 from link_plugin.bridge.base import EDITED, UNSUPPORTED
+from link_plugin.scheduler import Notice, post
 from lnk_testing.background import Background
 from lnk_testing.endpoint import AGENT, Answer, ScriptedHarness
 from lnk_testing.telegram import FakeTelegram
@@ -154,3 +156,18 @@ def test_a_revoked_token_ends_the_bridge_saying_what_to_do(
     running.wait()
     assert running.error is not None and "refused the bot token" in str(running.error)
     assert "revoked-token" not in str(running.error)
+
+
+def test_an_answer_nobody_waits_for_reaches_the_owners_private_chat_never_a_group(
+    telegram: FakeTelegram, harness: ScriptedHarness, bridge: Start, tmp_path: Path
+) -> None:
+    """Another agent's message was answered by this one (its runner posted the answer for the owner):
+    it arrives once in the owner's private chat, while a group the owner talks in gets nothing."""
+    telegram.meet(OWNER)  # the owner paired in their private chat
+    outbox = tmp_path / "outbox"
+    post(outbox, Notice(id="n1", text="Tomorrow is clear: nothing before ten.", sender="agent:workagent001"))
+    bridge(spec(harness).model_copy(update={"outbox": str(outbox)}), notices=0.1)
+    telegram.group(GROUP, OWNER, "hi all", mention=False)
+    telegram.wait(lambda: telegram.texts(OWNER.id) == ["Tomorrow is clear: nothing before ten."])
+    telegram.wait(lambda: not list(outbox.glob("*.json")))
+    assert telegram.texts(GROUP) == [] and harness.received == []
