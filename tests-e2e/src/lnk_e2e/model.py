@@ -101,6 +101,13 @@ SKILLS = [
         _found(r"serial number is ([A-Z0-9-]+)", "The boiler's serial number is {}.", "I couldn't find it."),
     ),
     Skill(r"(?i)^round (\d+): look up (.+)", "search", lambda m: {"query": m.group(2)}, _looked_up),
+    Skill(
+        r"(?i)remind me at (\d{1,2}:\d{2}) to (.+)",
+        "schedule",
+        lambda m: {"message": f"Remind the owner to {m.group(2).rstrip('.')}", "at": m.group(1), "title": m.group(2)},
+        lambda m, result: f"I'll remind you at {m.group(1)}." if '"id"' in result else f"I couldn't: {result}",
+    ),
+    Skill(r"(?i)remind the owner to (.+)", None, lambda m: {}, lambda m, task: f"Time to {task.rstrip('.')}!"),
     Skill(r"(?i)tell me a story", None, lambda m: {}, lambda m, message: STORY),
     Skill(r"(?s)(.*)", None, lambda m: {}, lambda m, message: f"You said: {message}"),
 ]
