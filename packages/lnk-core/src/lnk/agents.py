@@ -150,8 +150,12 @@ def load_agent(layout: Layout, name: str) -> Agent:
 
 
 def create_agent(layout: Layout, name: str) -> Agent:
-    """A new agent: its ID, its owner from the machine, its folders, its settings."""
+    """A new agent: its ID, its owner from the machine, its folders, its settings. Not one by the
+    name of an agent that moved away: it runs elsewhere."""
+    from lnk.moves import refuse_moved
+
     check_name(name)
+    refuse_moved(layout, name)
     machine = load_machine(layout)
     assert machine.owner is not None
     agent = Agent(layout, AgentSettings(id=new_id(), name=name, owner=machine.owner))

@@ -41,6 +41,9 @@ AGENT_COMMANDS = frozenset(
         "deny",
         "permissions",
         "harness",
+        "send",
+        "receive",
+        "sent",
     }
 )
 

@@ -30,6 +30,7 @@ from link_plugin.harness import (
     Needs,
     Ports,
     Start,
+    State,
     ask_each,
 )
 from link_plugin.layout import Layout
@@ -121,6 +122,10 @@ class Harness:
 
     def hosts(self, env: Mapping[str, str], description: Description | None = None) -> list[str]:
         return self._answer(Hosts, "hosts", env, description).hosts
+
+    def state(self, port: int, description: Description | None = None) -> list[str]:
+        """The paths of its home that are its state on a move ("." for all of it)."""
+        return self._answer(State, "state", self.env(port), description).paths
 
     def answers(self, command: str, description: Description | None) -> bool:
         """Whether the adapter answers `command` (an older one, not describing itself, may)."""

@@ -39,6 +39,9 @@ app = typer.Typer(
             "keys": Lazy("lnk.commands.keys:app"),
             "memory": Lazy("lnk.commands.memory:app"),
             "harness": Lazy("lnk.commands.sandbox:harness_app", hidden=True),
+            "send": Lazy("lnk.commands.move:send"),
+            "receive": Lazy("lnk.commands.move:receive"),
+            "sent": Lazy("lnk.commands.move:sent"),
         }
     ),
 )
@@ -76,10 +79,12 @@ def _ask_for_key(agent: Agent) -> None:
 
 def start_agent(name: str, options: StartOptions, foreground: bool = False) -> Agent:
     from lnk.models import default_model
+    from lnk.moves import sweep_kept
     from lnk.prepare import prepare
     from lnk.runstate import write_spec
     from lnk.services import service_mode, start_services
 
+    sweep_kept(layout())
     found, made = load_or_create(layout(), name)
     if made:
         say(f"Made the agent [bold]{name}[/bold] ({found.id}), owned by {found.settings.owner}.")
