@@ -152,18 +152,19 @@ def install(index: ReleaseIndex, manifest: Manifest, names: list[str], console: 
                 files.append(str(path))
         console.print(f"Checked the signatures of {', '.join(f'{d.name} {d.version}' for d in wanted)}.", markup=False)
         with console.status(f"Installing {', '.join(d.name for d in wanted)} with pip..."):
-            done = subprocess.run(
-                [sys.executable, "-m", "pip", "install", "--no-input", "--disable-pip-version-check", *files],
-                capture_output=True,
-                text=True,
-                timeout=PIP_TIMEOUT,
-            )
+            done = pip("install", "--no-input", *files)
     if done.returncode != 0:
         raise InstallError(
             f"pip could not install {', '.join(d.name for d in wanted)}:\n{done.stderr.strip() or done.stdout}",
             "The files were Link's, signed and unchanged; pip's message above says what else went wrong.",
         )
     return wanted
+
+
+def pip(*args: str) -> subprocess.CompletedProcess[str]:
+    """pip, in lnk's own environment (where its plugins are installed and uninstalled)."""
+    argv = [sys.executable, "-m", "pip", *args[:1], "--disable-pip-version-check", *args[1:]]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT, check=False)
 
 
 def ensure_plugin(executable: str, env: Mapping[str, str] | None = None, console: Console | None = None) -> Path:

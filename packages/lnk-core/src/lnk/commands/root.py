@@ -18,6 +18,7 @@ app = typer.Typer(
         {
             "plugins": Lazy("lnk.commands.plugins:plugins_command"),
             "upgrade": Lazy("lnk.upgrade:upgrade_command"),
+            "uninstall": Lazy("lnk.uninstall:uninstall_command"),
             "agent": Lazy("lnk.commands.agent:app"),
             "sandbox": Lazy("lnk.commands.sandbox:app"),
             "model": Lazy("lnk.commands.model:app"),
