@@ -70,6 +70,20 @@ def _snapshot(world: World) -> dict[str, bytes]:
     return found
 
 
+YEARLY = {
+    "id": "yearly",
+    "kind": "schedule",
+    "text": "Time for the yearly review.",
+    "sender": "schedule:yearly",
+    "thread": "schedule:yearly",
+    "at": "2099-01-02T09:00:00+00:00",
+    "start": "2099-01-02T09:00:00+00:00",
+    "rule": "FREQ=YEARLY",
+    "title": "the yearly review",
+}
+"""What Link Scheduler keeps for a schedule far ahead: it moves with the agent and fires nowhere meanwhile."""
+
+
 def test_an_agent_moves_to_another_home_and_answers_there_with_its_id(world: World, there: World) -> None:
     world.start("work")
     agent = world.agent("work")
@@ -81,6 +95,9 @@ def test_an_agent_moves_to_another_home_and_answers_there_with_its_id(world: Wor
     (agent.folder.chats / "terminal").mkdir(parents=True, exist_ok=True)
     (agent.folder.chats / "terminal" / "conversation.md").write_text("we spoke of the plan")
     (agent.config.root / "sandbox.toml").write_text('allow = ["lan", "developer-tools"]\ntcp = ["db.home:5432"]\n')
+    due = agent.folder.scheduler / "due"
+    due.mkdir(parents=True, exist_ok=True)
+    (due / "yearly.json").write_text(json.dumps(YEARLY))  # a schedule goes with its agent, due there only
     there.env["LNK_UPSTREAM_OPENAI"] = world.provider.origin  # the key it carries is the one this provider takes
     # Something of the agent's there already, stale: its conversations go, its files stay.
     stale = there.layout.agent("work")
@@ -105,6 +122,8 @@ def test_an_agent_moves_to_another_home_and_answers_there_with_its_id(world: Wor
     assert not (moved.folder.chats / "old").exists()  # conversations: replaced wholly
     assert (moved.folder.chats / "terminal" / "conversation.md").read_text() == "we spoke of the plan"
     assert moved.keys.get("openai") == world.key
+    listed = json.loads(there.lnk("agent", "schedules", "work", "--json").stdout)
+    assert [(item["id"], item["title"]) for item in listed] == [("yearly", "the yearly review")]
     grants = (moved.config.root / "sandbox.toml").read_text()
     assert "developer-tools" in grants and "lan" not in grants and "5432" not in grants
     assert "Not taken from the stream: lan, tcp db.home:5432" in said

@@ -4,11 +4,12 @@
 
 `send` stops the agent and writes it: its settings and keys, its grants (the first line), the
 harness's state as its adapter names it, a linked channel's state as its plugin names it, its
-conversations and its files folder; never an installed program, never memory's index (it is
-rebuilt where the agent arrives, so an index of another engine's format is never trusted).
+conversations, what Link Scheduler has due, and its files folder; never an installed program,
+never memory's index (it is rebuilt where the agent arrives, so an index of another engine's
+format is never trusted).
 
-`receive` unpacks all of it aside, then puts it in place: the harness's state and conversations
-replace what was there wholly, the files folder is added to (overwritten, never deleted). Then it
+`receive` unpacks all of it aside, then puts it in place: the harness's state, conversations and
+schedules replace what was there wholly, the files folder is added to (overwritten, never deleted). Then it
 starts the agent, asking for what the harness needs here as a start does, and prints a receipt
 once the agent runs with its ID.
 
@@ -260,6 +261,7 @@ def send(agent: Agent, out: IO[bytes], say: Say) -> Written:
         Source("settings", agent.config.root, settings),
         Source("harness", harness.home, state),
         Source("chats", agent.folder.chats),
+        Source("scheduler", agent.folder.scheduler),
         Source("files", agent.folder.home),
     ]
     written = write_stream(out, Header(lnk_move=manifest.format, grants=grants_here(agent)), manifest, sources)
@@ -374,6 +376,7 @@ def _stage(layout: Layout, stream: Input, header: Header) -> Staged:
             "settings": config_tmp / "settings",
             "harness": agents_tmp / "harness",
             "chats": agents_tmp / "chats",
+            "scheduler": agents_tmp / "scheduler",
             "files": agents_tmp / "files",
         }
 
@@ -441,6 +444,8 @@ def _place(layout: Layout, staged: Staged) -> None:
                 _made(harness_home)
             _replace_whole(staged.agents / "harness" / path, harness_home, path, trash)
         _replace_whole(staged.agents / "chats", folder.chats, PurePosixPath("."), trash)
+        # What is due goes with the agent: a schedule fires where it runs now, and only there.
+        _replace_whole(staged.agents / "scheduler", folder.scheduler, PurePosixPath("."), trash)
         memory = folder.root / "Memory"
         if os.path.lexists(memory):
             os.rename(memory, trash / "Memory")

@@ -8,6 +8,7 @@ One stream, written once and read once, never seeked, so it crosses a pipe or an
       settings/...                           settings.toml, keys.json, channels/<channel>/<path>
       harness/...                            the harness's state, as its adapter names it
       chats/...                              the conversations the harness wrote
+      scheduler/...                          Link Scheduler's state: what is due and when
       files/...                              the files folder (Home)
       lnk-move-2.end                         the last member: how many files and bytes came
 
@@ -17,7 +18,7 @@ release). The end member makes a stream cut at a member's edge as clear as one c
 
 Only folders and regular files are written and read. A symbolic link is never followed while
 writing (it is left out, and said) and refused while reading; a hard link is read and carried as a
-regular file. A member's name is one strict relative path under one of the four parts, so nothing
+regular file. A member's name is one strict relative path under one of the five parts, so nothing
 unpacks outside the folder it is unpacked into. Reading unpacks aside, into folders the caller
 gives (on the same file systems as where the parts go), so a bad stream changes nothing.
 
@@ -48,7 +49,7 @@ FORMAT = 2
 MANIFEST = f"lnk-move-{FORMAT}.json"
 END = f"lnk-move-{FORMAT}.end"
 
-PARTS = ("settings", "harness", "chats", "files")
+PARTS = ("settings", "harness", "chats", "scheduler", "files")
 """Every member but the manifest and the end lives under one of these."""
 
 LINE_MAX = 1 << 20
