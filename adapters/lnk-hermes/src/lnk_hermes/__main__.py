@@ -1,0 +1,3 @@
+from lnk_hermes.cli import main
+
+main()

@@ -1,0 +1,12 @@
+"""`lnk-hermes`: the harness contract's commands, answered by `lnk_hermes.adapter.Hermes`."""
+
+from __future__ import annotations
+
+from link_plugin.plugin import build
+from lnk_hermes.adapter import Hermes
+
+app = build(Hermes())
+
+
+def main() -> None:
+    app()
