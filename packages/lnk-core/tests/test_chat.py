@@ -18,6 +18,8 @@ from link_plugin.channel import EndpointRef
 from link_plugin.endpoint import EndpointError, EndpointUnreachable, ProofFailed
 from link_plugin.harness import AgentRef
 from lnk.chat import Chat
+from lnk.cli import chat_messages
+from lnk.services import running
 from lnk_testing.endpoint import Answer, ScriptedHarness
 
 
@@ -94,3 +96,31 @@ def test_an_older_harness_is_not_sent_a_line_again_once_it_answered(talking: tup
     with pytest.raises(EndpointUnreachable):
         _say(chat, "a story")
     assert len(harness.received) == 1, "it would keep the line twice"
+
+
+@pytest.mark.parametrize(
+    ("argv", "read"),
+    [
+        (["agent", "chat", "work", "-m", "hi"], ("work", ["hi"])),
+        (["agent", "chat", "-m", "hi", "--message", "and", "--message=more"], ("main", ["hi", "and", "more"])),
+        (["agent", "chat", "-m", "hi", "work"], ("work", ["hi"])),
+        (["agent", "chat", "work"], None),  # the terminal's lines: the CLI's
+        (["agent", "chat", "work", "-m", "-v"], None),  # a text like an option: the CLI says what it reads
+        (["agent", "chat", "work", "--help"], None),
+        (["agent", "chat", "a", "b", "-m", "hi"], None),
+        (["agent", "chat", "work", "-m"], None),
+        (["agent", "start", "work"], None),
+    ],
+)
+def test_only_plain_chat_messages_skip_the_command_line_parser(
+    argv: list[str], read: tuple[str, list[str]] | None
+) -> None:
+    assert chat_messages(argv) == read
+
+
+def test_a_chat_with_an_agent_not_running_starts_it_first(world: World) -> None:
+    world.start("work")
+    world.lnk("agent", "stop", "work")
+    assert world.chat("work", "hello").strip() == "ok"
+    assert running(world.agent("work")) is not None
+    world.lnk("agent", "stop", "work")

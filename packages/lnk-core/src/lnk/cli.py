@@ -1,14 +1,19 @@
 """The `lnk` command.
 
 `lnk --version` is answered here, before any command-line machinery loads (scripts and
-installers ask it). Every other command goes to the typer app of `lnk.commands.root`, whose
-groups and commands are each imported when they run: `lnk agent chat` imports only what
-chatting needs.
+installers ask it), and so is `lnk agent chat [NAME] -m TEXT...` to an agent already running:
+typer builds a pydantic adapter for every option it parses, which costs a round trip more than
+the message itself. Every other command, and any other form of those (`--help`, an agent not
+running, which chat starts first), goes to the typer app of `lnk.commands.root`, whose groups and
+commands are each imported when they run: `lnk agent chat` imports only what chatting needs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from typing import NoReturn
 
 from link_plugin.errors import LinkError
 from link_plugin.lean import skip_httpx_cli
@@ -58,14 +63,72 @@ def _harness_verb(argv: list[str]) -> list[str]:
     return argv
 
 
+def chat_messages(argv: list[str]) -> tuple[str, list[str]] | None:
+    """(agent, messages) of `agent chat [NAME] (-m TEXT | --message TEXT | --message=TEXT)...`;
+    None for any other form, which the typer app answers (a text starting with `-` among them)."""
+    if argv[:2] != ["agent", "chat"]:
+        return None
+    from lnk.agents import DEFAULT_AGENT
+
+    name: str | None = None
+    messages: list[str] = []
+    rest = argv[2:]
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("-m", "--message") and rest and not rest[0].startswith("-"):
+            messages.append(rest.pop(0))
+        elif arg.startswith("--message=") and not arg.removeprefix("--message=").startswith("-"):
+            messages.append(arg.removeprefix("--message="))
+        elif not arg.startswith("-") and name is None:
+            name = arg
+        else:
+            return None
+    return (name or DEFAULT_AGENT, messages) if messages else None
+
+
+def _chat_running(name: str, messages: list[str]) -> int | None:
+    """Send `messages` to the agent `name` when it is running; None when it isn't (or doesn't
+    exist), where the typer app's chat starts it first."""
+    import asyncio
+
+    from rich.console import Console
+
+    from link_plugin.layout import Layout
+    from lnk.agents import load_agent
+    from lnk.chat import Chat
+    from lnk.runstate import read_spec
+    from lnk.services import running
+
+    layout = Layout.from_env()
+    if not layout.agent_config(name).settings.is_file():
+        return None
+    found = load_agent(layout, name)
+    spec = read_spec(found) if running(found) is not None else None
+    if spec is None:
+        return None
+    return asyncio.run(Chat(found, spec, Console(stderr=True, highlight=False)).run(messages))
+
+
+def _end(code: int) -> NoReturn:
+    """End now with `code`: what was said is flushed and nothing else is left to tidy (the chat's
+    connections closed, its reader a daemon thread), so the interpreter's teardown of every module
+    loaded, a tenth of a second of a short chat, is skipped."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # a reader that left takes nothing more
+            stream.flush()
+    os._exit(code)
+
+
 def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(version_line())
         return
     skip_httpx_cli()  # status and model serve talk HTTP; none runs httpx's own command line
-    from lnk.commands.root import app
-
     try:
+        if (chat := chat_messages(sys.argv[1:])) is not None and (code := _chat_running(*chat)) is not None:
+            _end(code)
+        from lnk.commands.root import app
+
         app(args=_harness_verb(sys.argv[1:]), prog_name="lnk")
     except LinkError as exc:
         from rich.console import Console
