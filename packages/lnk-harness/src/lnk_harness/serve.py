@@ -42,6 +42,7 @@ def serve(paths: list[Path], own: Path | None, port: int | None) -> int:
         port=listen,
         log_level="warning",
         timeout_graceful_shutdown=5,
+        ws="none",  # HTTP only: uvicorn would load its websocket protocols for nothing
     )
     uvicorn.Server(config).run()
     return 0
