@@ -211,7 +211,9 @@ class Listener:
 
     def __init__(self, app: Any, sock: socket.socket) -> None:
         self.sock = sock
-        self.server = _Quiet(uvicorn.Config(app, lifespan="off", log_level="warning", timeout_graceful_shutdown=2))
+        # HTTP only (ws="none"): uvicorn would load its websocket protocols for nothing.
+        config = uvicorn.Config(app, lifespan="off", ws="none", log_level="warning", timeout_graceful_shutdown=2)
+        self.server = _Quiet(config)
 
     async def serve(self) -> None:
         await self.server.serve(sockets=[self.sock])
