@@ -1,10 +1,18 @@
 """A throwaway Link for the benchmarks: its own settings and agents' folders, the conformance kit's
 stand-in provider on the loopback (in a process of its own, so no client shares its GIL), and `lnk`
 run as a person runs it. Also the anchors every benchmark measures in its own run, and the line
-`scripts/bench.py all` gathers into the table of figures."""
+`scripts/bench.py all` gathers into the table of figures.
+
+Programs run as installed: pip compiles a wheel's bytecode as it installs it, while the
+packages of this repository are installed editable and, where `PYTHONDONTWRITEBYTECODE` is
+set, would compile every module they import at every start (in the sandbox, which can't write
+beside the sources, always). So the throwaway Link first compiles them where Python looks.
+"""
 
 from __future__ import annotations
 
+import compileall
+import importlib.util
 import json
 import os
 import shutil
@@ -28,6 +36,9 @@ AGENT = "bench"
 """Not main, whose ports (18800...) a person's main holds; its block is a free one far from 20000,
 where the agents of tests running beside it take theirs."""
 KEY = "sk-bench-not-a-key"
+
+PACKAGES = ("lnk", "link_plugin", "lnk_harness", "lnk_sandbox", "lnk_link_memory", "link_conformance", "lnk_testing")
+"""Every package of this repository a start imports, in or out of the sandbox."""
 
 STAND_IN = """
 import sys
@@ -62,9 +73,18 @@ class Link:
         return subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
 
 
+def compiled() -> None:
+    """Each package's bytecode written beside its sources, as an install writes it."""
+    for name in PACKAGES:
+        spec = importlib.util.find_spec(name)
+        for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+            compileall.compile_dir(folder, quiet=1)
+
+
 @contextmanager
 def throwaway_link() -> Iterator[Link]:
     """Link's two roots in a temporary folder (outside /tmp, as a real home is), with a stand-in provider."""
+    compiled()
     root = Path(tempfile.mkdtemp(prefix="lnk-bench-", dir="/var/tmp"))
     provider = subprocess.Popen([PYTHON, "-c", STAND_IN, KEY], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert provider.stdout is not None and provider.stdin is not None
