@@ -186,3 +186,15 @@ def test_delete_asks_without_a_terminal_and_keeps_the_files_unless_told(world: W
     (second.folder.home / "work" / "x.md").write_text("x")
     world.lnk("agent", "delete", "second", "--yes", "--files")
     assert not (world.layout.agents / ".kept" / f"second-{second.id}").exists()
+
+
+def test_every_agent_command_is_known_before_the_command_line_loads() -> None:
+    """`lnk agent <harness> <verb>` is read before typer loads, by knowing the agent commands: one
+    left out would have `lnk agent cancel show` taken as the harness `cancel` asked to `show`."""
+    import typer.main
+
+    from lnk.cli import AGENT_COMMANDS
+    from lnk.commands.agent import app
+
+    group = typer.main.get_command(app)
+    assert set(group.list_commands(typer.Context(group))) == AGENT_COMMANDS  # type: ignore[attr-defined]

@@ -49,6 +49,8 @@ AGENT_COMMANDS = frozenset(
         "send",
         "receive",
         "sent",
+        "schedules",
+        "cancel",
     }
 )
 
