@@ -17,6 +17,7 @@ class Kind(StrEnum):
     MEMORY = "memory"
     CHANNEL = "channel"
     SANDBOX = "sandbox"
+    BUCKET = "bucket"
 
 
 class Contract(Answer):

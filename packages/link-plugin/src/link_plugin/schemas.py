@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from link_plugin import approvals, channel, sandbox, scheduler, settings, wire
+from link_plugin import approvals, bucket, channel, sandbox, scheduler, settings, wire
 from link_plugin.commands import TABLES
 from link_plugin.harness import HarnessSettings
 
@@ -32,6 +32,10 @@ def _inputs() -> dict[str, type[BaseModel]]:
         "sandbox/grants.json": sandbox.Grants,
         "sandbox/check.json": sandbox.Check,
         "sandbox/permissions.json": sandbox.Permissions,
+        "bucket/checked.json": bucket.Checked,
+        "bucket/copied.json": bucket.Copied,
+        "bucket/deleted.json": bucket.Deleted,
+        "bucket/index-version.json": bucket.IndexVersion,
         "wire/proof-request.json": wire.ProofRequest,
         "wire/proof-answer.json": wire.ProofAnswer,
         "wire/recover-answer.json": wire.RecoverAnswer,

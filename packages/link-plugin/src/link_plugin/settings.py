@@ -69,6 +69,9 @@ class AgentSettings(_Settings):
     """The memory engine (e.g. link), or none."""
     embeddings: str | None = None
     """The embedding model memory asks for, or `none` for words only."""
+    bucket: str | None = None
+    """Where `lnk agent backup` keeps the agent (`lnk bucket set`): a folder rclone reaches
+    (`s3:my-bucket/work`, `/mnt/disk/work`); None: it has none yet."""
     ports: list[int] = Field(default_factory=list)
     wire_keys: bool | None = None
     """Whether the proxy adds the agent's model key (`lnk agent keys wire on|off`); None: Link's
