@@ -149,16 +149,18 @@ def load_agent(layout: Layout, name: str) -> Agent:
     return Agent(layout, settings)
 
 
-def create_agent(layout: Layout, name: str) -> Agent:
-    """A new agent: its ID, its owner from the machine, its folders, its settings. Not one by the
-    name of an agent that moved away: it runs elsewhere."""
+def create_agent(layout: Layout, name: str, **known: str | None) -> Agent:
+    """A new agent: its ID, its owner from the machine, its folders, its settings. `known` gives
+    settings it already has (a restored agent's ID, harness, model, memory). Not one by the name of
+    an agent that moved away: it runs elsewhere."""
     from lnk.moves import refuse_moved
 
     check_name(name)
     refuse_moved(layout, name)
     machine = load_machine(layout)
     assert machine.owner is not None
-    agent = Agent(layout, AgentSettings(id=new_id(), name=name, owner=machine.owner))
+    given = {key: value for key, value in known.items() if value is not None}
+    agent = Agent(layout, AgentSettings.model_validate({"id": new_id(), **given, "name": name, "owner": machine.owner}))
     agent.folder.create()
     agent.config.root.mkdir(parents=True, exist_ok=True, mode=0o700)
     agent.save()

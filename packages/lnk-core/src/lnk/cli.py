@@ -51,6 +51,8 @@ AGENT_COMMANDS = frozenset(
         "sent",
         "schedules",
         "cancel",
+        "backup",
+        "restore",
     }
 )
 

@@ -49,6 +49,7 @@ PLUGINS: dict[str, str] = {
     "discord": "lnk-discord",
     "whatsapp": "lnk-whatsapp",
     "signal": "lnk-signal",
+    "bucket": "lnk-bucket",
 }
 """Link's own plugins by name, and the distribution each comes in. Each distribution's console
 script has the distribution's name, so `ensure_plugin(PLUGINS[name])` finds or installs it."""

@@ -38,6 +38,8 @@ app = typer.Typer(
             "permissions": Lazy("lnk.commands.sandbox:permissions"),
             "keys": Lazy("lnk.commands.keys:app"),
             "memory": Lazy("lnk.commands.memory:app"),
+            "backup": Lazy("lnk.commands.backups:backup"),
+            "restore": Lazy("lnk.commands.backups:restore"),
             "harness": Lazy("lnk.commands.sandbox:harness_app", hidden=True),
             "send": Lazy("lnk.commands.move:send"),
             "receive": Lazy("lnk.commands.move:receive"),
@@ -302,7 +304,7 @@ def delete(
     yes: YesOpt = False,
     files: Annotated[bool, typer.Option("--files", help="Delete its files folder (Home) too.")] = False,
 ) -> None:
-    """Delete an agent: everything Link keeps for it here. Its files are kept unless --files."""
+    """Delete an agent: everything Link keeps for it here. Its files are kept unless --files; its bucket stays."""
     from lnk.tooldefs import remove_tool
 
     found = agent(name)
@@ -321,6 +323,12 @@ def delete(
         say(f"Its files are kept in {aside / 'Home'}.")
     shutil.rmtree(root, ignore_errors=True)
     say(f"{name} deleted.")
+    if found.settings.bucket:
+        # Deleting an agent is often a mistake found a day later: its backups stay.
+        say(
+            f"Its backups stay in {found.settings.bucket}: `lnk agent restore {name} --from {found.settings.bucket}`"
+            f" brings it back; `lnk bucket delete {name} --from {found.settings.bucket}` deletes them."
+        )
 
 
 @app.command()

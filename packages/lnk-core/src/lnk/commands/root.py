@@ -22,6 +22,7 @@ app = typer.Typer(
             "agent": Lazy("lnk.commands.agent:app"),
             "sandbox": Lazy("lnk.commands.sandbox:app"),
             "model": Lazy("lnk.commands.model:app"),
+            "bucket": Lazy("lnk.commands.bucket:app"),
         }
     ),
 )

@@ -1,0 +1,177 @@
+"""The harness's state as one archive, `.lnk-backup/<harness>.tar` in the agent's files folder.
+
+The harness's state is what its adapter names in its home (`state`: "." for all of it) and the
+agent's conversations (`chats/`), which the harness alone writes: Link Harness keeps all of its
+state there and none in its home. The archive holds them as
+
+    chats/...          the agent's chats/
+    home/<path>...     each path of the harness's home its adapter names
+
+A backup pushes it like any other file, so a bucket knows folders and nothing about harnesses.
+
+Packing takes folders and regular files only: a link is never followed (it is left out), and a
+hard link is a regular file like any other. Unpacking happens aside first, in a folder of the
+agent's own: every member is checked (a folder or a regular file, a relative name with no `..`,
+under chats/ or home/) and read whole before anything in place changes, so a broken or truncated
+archive leaves the state as it was. Then each part is replaced wholly, by rename: what the
+harness wrote since the backup is gone, and nothing outside its state is touched.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from link_plugin.errors import LinkError
+from lnk.agents import Agent
+
+FOLDER = ".lnk-backup"
+CHATS = "chats"
+HOME = "home"
+CHUNK = 1 << 20
+
+
+def archive_path(agent: Agent, harness: str) -> Path:
+    return agent.folder.home / FOLDER / f"{harness}.tar"
+
+
+def _state_paths(paths: list[str]) -> list[PurePosixPath]:
+    """The adapter's paths as relative paths in its home; one climbing out of it is refused."""
+    found = []
+    for given in paths:
+        path = PurePosixPath(given)
+        if path.is_absolute() or ".." in path.parts:
+            raise LinkError(
+                f"The harness's adapter names {given!r} as its state, which isn't inside its home",
+                "Nothing was changed. The adapter's `state` answer has to name paths in its home.",
+            )
+        found.append(path)
+    return found
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    """Folders and regular files under `root` (itself included), links never followed."""
+    if root.is_symlink() or not root.exists():
+        return
+    if root.is_file():
+        yield root
+        return
+    for folder, names, files in os.walk(root, followlinks=False):
+        here = Path(folder)
+        yield here
+        names[:] = sorted(n for n in names if not (here / n).is_symlink())
+        for name in sorted(files):
+            path = here / name
+            if stat.S_ISREG(path.lstat().st_mode):
+                yield path
+
+
+def _add(tar: tarfile.TarFile, path: Path, name: str) -> None:
+    info = tarfile.TarInfo(name)
+    found = path.lstat()
+    info.mtime = int(found.st_mtime)
+    info.mode = found.st_mode & 0o777
+    if stat.S_ISDIR(found.st_mode):
+        info.type = tarfile.DIRTYPE
+        tar.addfile(info)
+        return
+    info.size = found.st_size
+    with path.open("rb") as given:
+        tar.addfile(info, given)
+
+
+def pack(agent: Agent, harness: str, home: Path, paths: list[str]) -> Path:
+    """Write the archive (whole, by rename) and say where it is."""
+    target = archive_path(agent, harness)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        with tarfile.open(scratch, "w", format=tarfile.PAX_FORMAT) as tar:
+            chats = agent.folder.chats
+            for path in _walk(chats):
+                _add(tar, path, str(PurePosixPath(CHATS, path.relative_to(chats).as_posix())))
+            for relative in _state_paths(paths):
+                for path in _walk(home / relative):
+                    _add(tar, path, str(PurePosixPath(HOME, path.relative_to(home).as_posix())))
+        os.chmod(scratch, 0o600)
+        os.replace(scratch, target)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def _broken(archive: Path, why: str) -> LinkError:
+    return LinkError(
+        f"The harness's state in {archive} can't be unpacked: {why}",
+        "Nothing was changed: the state is as it was. Take the archive from another backup.",
+    )
+
+
+def _member_path(archive: Path, member: tarfile.TarInfo) -> PurePosixPath:
+    path = PurePosixPath(member.name)
+    if path.is_absolute() or ".." in path.parts or not path.parts or path.parts[0] not in (CHATS, HOME):
+        raise _broken(archive, f"it holds {member.name!r}, which would land outside the state")
+    if not (member.isdir() or member.isreg()):
+        raise _broken(archive, f"it holds {member.name!r}, which is neither a folder nor a regular file")
+    return path
+
+
+def _unpack(archive: Path, into: Path) -> None:
+    try:
+        with tarfile.open(archive, "r:") as tar:
+            for member in tar:
+                path = into / _member_path(archive, member)
+                if member.isdir():
+                    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    continue
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                source = tar.extractfile(member)
+                assert source is not None
+                written = 0
+                with path.open("wb") as out:
+                    while chunk := source.read(CHUNK):
+                        out.write(chunk)
+                        written += len(chunk)
+                if written != member.size:
+                    raise _broken(archive, f"{member.name} ends early")
+                path.chmod(0o700 if member.mode & 0o100 else 0o600)
+                os.utime(path, (member.mtime, member.mtime))
+    except (tarfile.TarError, EOFError) as exc:
+        raise _broken(archive, str(exc) or type(exc).__name__) from None
+    except OSError as exc:
+        raise _broken(archive, exc.strerror or str(exc)) from None
+
+
+def _replace(target: Path, new: Path, old: Path) -> None:
+    """`target` becomes `new` (or goes, when `new` isn't there); what it was is moved to `old`."""
+    if target.exists() or target.is_symlink():
+        old.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(target, old)
+    if new.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(new, target)
+
+
+def restore(archive: Path, agent: Agent, home: Path, paths: list[str]) -> None:
+    """Replace the harness's state wholly with the archive's; a broken archive changes nothing."""
+    if not archive.is_file():
+        raise LinkError(
+            f"There is no harness state to go back to ({archive} isn't there)",
+            "Run `lnk agent backup` first, or restore from the bucket that holds one.",
+        )
+    named = _state_paths(paths)
+    with tempfile.TemporaryDirectory(prefix=".lnk-restore-", dir=agent.folder.root) as scratch:
+        aside = Path(scratch)
+        _unpack(archive, aside / "new")
+        _replace(agent.folder.chats, aside / "new" / CHATS, aside / "old" / CHATS)
+        if not agent.folder.chats.exists():
+            agent.folder.chats.mkdir(parents=True)
+        for relative in named:
+            _replace(home / relative, aside / "new" / HOME / relative, aside / "old" / HOME / relative)
+        home.mkdir(parents=True, exist_ok=True)
