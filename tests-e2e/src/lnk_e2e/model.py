@@ -95,6 +95,12 @@ SKILLS = [
         _found(r"sister is called (\w+)", "Your sister is called {}.", "I don't know what your sister is called."),
     ),
     Skill(
+        r"(?i)what is my boat called",
+        "search",
+        lambda m: {"query": "boat called"},
+        _found(r"boat is called (\w+)", "Your boat is called {}.", "I don't know what your boat is called."),
+    ),
+    Skill(
         r"(?i)serial number",
         "search",
         lambda m: {"query": "boiler serial number"},
