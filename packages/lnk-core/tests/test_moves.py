@@ -19,9 +19,11 @@ import pytest
 from world import PYTHON, World
 
 from link_conformance import Reply
+from link_plugin.errors import LinkError
 from link_plugin.files import load_toml, save_toml
 from lnk.moves import MovedNote, keep_for, receive, sweep_kept
-from lnk.movestream import END, MANIFEST, Header, MoveError, read_stream, relative_path
+from lnk.movestream import END, MANIFEST, Header, MoveError, read_stream
+from lnk.trees import relative_path
 
 
 @pytest.fixture
@@ -283,7 +285,7 @@ def test_a_state_path_out_of_its_folder_is_refused() -> None:
     assert str(relative_path("state/sessions")) == "state/sessions"
     assert str(relative_path(".")) == "."
     for bad in ("../elsewhere", "/etc", "state/../../x"):
-        with pytest.raises(MoveError, match="not a path inside"):
+        with pytest.raises(LinkError, match="not a path inside"):
             relative_path(bad)
 
 

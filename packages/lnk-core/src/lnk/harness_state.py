@@ -23,11 +23,11 @@ import os
 import stat
 import tarfile
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from link_plugin.errors import LinkError
 from lnk.agents import Agent
+from lnk.trees import HERE, relative_path, walk
 
 FOLDER = ".lnk-backup"
 CHATS = "chats"
@@ -37,37 +37,6 @@ CHUNK = 1 << 20
 
 def archive_path(agent: Agent, harness: str) -> Path:
     return agent.folder.home / FOLDER / f"{harness}.tar"
-
-
-def _state_paths(paths: list[str]) -> list[PurePosixPath]:
-    """The adapter's paths as relative paths in its home; one climbing out of it is refused."""
-    found = []
-    for given in paths:
-        path = PurePosixPath(given)
-        if path.is_absolute() or ".." in path.parts:
-            raise LinkError(
-                f"The harness's adapter names {given!r} as its state, which isn't inside its home",
-                "Nothing was changed. The adapter's `state` answer has to name paths in its home.",
-            )
-        found.append(path)
-    return found
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    """Folders and regular files under `root` (itself included), links never followed."""
-    if root.is_symlink() or not root.exists():
-        return
-    if root.is_file():
-        yield root
-        return
-    for folder, names, files in os.walk(root, followlinks=False):
-        here = Path(folder)
-        yield here
-        names[:] = sorted(n for n in names if not (here / n).is_symlink())
-        for name in sorted(files):
-            path = here / name
-            if stat.S_ISREG(path.lstat().st_mode):
-                yield path
 
 
 def _add(tar: tarfile.TarFile, path: Path, name: str) -> None:
@@ -92,18 +61,21 @@ def pack(agent: Agent, harness: str, home: Path, paths: list[str]) -> Path:
     os.close(fd)
     try:
         with tarfile.open(scratch, "w", format=tarfile.PAX_FORMAT) as tar:
-            chats = agent.folder.chats
-            for path in _walk(chats):
-                _add(tar, path, str(PurePosixPath(CHATS, path.relative_to(chats).as_posix())))
-            for relative in _state_paths(paths):
-                for path in _walk(home / relative):
-                    _add(tar, path, str(PurePosixPath(HOME, path.relative_to(home).as_posix())))
+            links: list[str] = []  # left out: a link is never followed, nor carried
+            for root, part, starts in ((agent.folder.chats, CHATS, [HERE]), (home, HOME, _state_paths(paths))):
+                for start in starts:
+                    for relative, _ in walk(root, start, links):
+                        _add(tar, root / relative, str(PurePosixPath(part, relative)))
         os.chmod(scratch, 0o600)
         os.replace(scratch, target)
     except BaseException:
         Path(scratch).unlink(missing_ok=True)
         raise
     return target
+
+
+def _state_paths(paths: list[str]) -> list[PurePosixPath]:
+    return [relative_path(path) for path in paths]
 
 
 def _broken(archive: Path, why: str) -> LinkError:

@@ -59,9 +59,9 @@ from lnk.movestream import (
     Written,
     read_header,
     read_stream,
-    relative_path,
     write_stream,
 )
+from lnk.trees import relative_path
 
 Say = Callable[[str], None]
 

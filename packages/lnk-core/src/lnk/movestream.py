@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import stat
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -42,6 +42,7 @@ from typing import IO, Any, Protocol
 from pydantic import BaseModel, Field, ValidationError
 
 from link_plugin.errors import LinkError
+from lnk.trees import relative_path, walk
 
 FORMAT = 2
 """The stream's format. Another number is another stream: a receive reads only its own."""
@@ -124,18 +125,6 @@ def checked_name(name: str) -> tuple[str, PurePosixPath]:
     return parts[0], PurePosixPath(*parts[1:])
 
 
-def relative_path(text: str) -> PurePosixPath:
-    """A state path an adapter or plugin named: relative, inside its folder ("." for all of it)."""
-    if text in ("", "."):
-        return PurePosixPath(".")
-    path = PurePosixPath(text)
-    if path.is_absolute() or any(p in ("", ".", "..") for p in path.parts):
-        raise MoveError(
-            f"{text!r} is not a path inside the folder it names.", "A state path is relative, without '..'."
-        )
-    return path
-
-
 # --- writing ----------------------------------------------------------------------------------
 
 
@@ -154,28 +143,6 @@ class Written:
     bytes: int = 0
     links_left: list[str] = field(default_factory=list)
     """Symbolic links met and left out, never followed."""
-
-
-def _walk(root: Path, start: PurePosixPath, written: Written) -> Iterator[tuple[PurePosixPath, os.stat_result]]:
-    """Every folder and regular file under root/start, by lstat: a link is reported, never entered."""
-    try:
-        info = os.lstat(root / start)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(info.st_mode):
-        written.links_left.append(str(start))
-        return
-    if stat.S_ISREG(info.st_mode):
-        yield start, info
-        return
-    if not stat.S_ISDIR(info.st_mode):
-        return  # a socket or a fifo is nothing to carry
-    if start != PurePosixPath("."):
-        yield start, info
-    with os.scandir(root / start) as entries:
-        names = sorted(entry.name for entry in entries)
-    for name in names:
-        yield from _walk(root, start / name if start != PurePosixPath(".") else PurePosixPath(name), written)
 
 
 BLOCK = tarfile.BLOCKSIZE
@@ -255,7 +222,7 @@ def write_stream(out: IO[bytes], header: Header, manifest: Manifest, sources: li
     _add_json(output, MANIFEST, manifest)
     for source in sources:
         for text in source.paths:
-            for relative, info in _walk(source.root, relative_path(text), written):
+            for relative, info in walk(source.root, relative_path(text), written.links_left):
                 name = member_name(source.part, relative)
                 if stat.S_ISDIR(info.st_mode):
                     member = tarfile.TarInfo(name)
