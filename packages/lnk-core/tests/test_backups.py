@@ -108,6 +108,31 @@ def test_a_truncated_archive_leaves_the_state_as_it_was(world: World, work: Path
     assert not list(agent.folder.root.glob(".lnk-restore-*"))
 
 
+def test_an_archive_cut_at_any_block_is_refused(tmp_path: Path) -> None:
+    """tarfile reads a tar cut at a member's header as one that ended there: the archive is whole
+    only when it goes on to its end, wherever it was cut."""
+    import io
+    import tarfile
+
+    from link_plugin.errors import LinkError
+    from lnk import harness_state
+
+    whole = tmp_path / "whole.tar"
+    with tarfile.open(whole, "w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in (("chats/a/conversation.md", b"x" * 700), ("home/session.json", b"{}")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    data = whole.read_bytes()
+    harness_state._unpack(whole, tmp_path / "in-full")
+    ends = data.rstrip(b"\0")
+    cut = tmp_path / "cut.tar"
+    for size in range(0, len(ends) + tarfile.BLOCKSIZE, tarfile.BLOCKSIZE // 2):
+        cut.write_bytes(data[:size])
+        with pytest.raises(LinkError, match="can't be unpacked"):
+            harness_state._unpack(cut, tmp_path / f"cut-{size}")
+
+
 def test_an_archive_reaching_outside_the_state_is_refused(world: World, work: Path) -> None:
     import io
     import tarfile

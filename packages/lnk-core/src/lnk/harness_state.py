@@ -94,6 +94,15 @@ def _member_path(archive: Path, member: tarfile.TarInfo) -> PurePosixPath:
     return path
 
 
+def _ended(archive: Path, offset: int) -> None:
+    """The archive goes on to its end: tarfile takes a stream cut at (or inside) a member's header
+    for the archive's end, so a tar counts as whole only with its two zero blocks where it stopped."""
+    with archive.open("rb") as raw:
+        raw.seek(offset)
+        if raw.read(2 * tarfile.BLOCKSIZE) != bytes(2 * tarfile.BLOCKSIZE):
+            raise _broken(archive, "it was cut short")
+
+
 def _unpack(archive: Path, into: Path) -> None:
     try:
         with tarfile.open(archive, "r:") as tar:
@@ -114,6 +123,7 @@ def _unpack(archive: Path, into: Path) -> None:
                     raise _broken(archive, f"{member.name} ends early")
                 path.chmod(0o700 if member.mode & 0o100 else 0o600)
                 os.utime(path, (member.mtime, member.mtime))
+            _ended(archive, tar.offset)
     except (tarfile.TarError, EOFError) as exc:
         raise _broken(archive, str(exc) or type(exc).__name__) from None
     except OSError as exc:
