@@ -30,6 +30,10 @@ PORTS_FROM = 24000
 """Test ports start here: above the ports Link gives agents (18800, blocks from 20000 up) and below
 the kernel's ephemeral range, where an outgoing connection could take the port first."""
 
+ENV_TEST_PORTS = "LNK_TEST_PORTS"
+"""`FIRST-LAST`: the stretch of test ports this run may use. A runner that runs several packages' tests
+at once (scripts/test.py) gives each a stretch of its own, so two packages never hand out one port."""
+
 
 def _ephemeral_start() -> int:
     """The first port the kernel picks for outgoing connections (32768 on Linux unless set)."""
@@ -39,16 +43,46 @@ def _ephemeral_start() -> int:
         return 32768
 
 
+def port_stretch() -> range:
+    """This process's own stretch of test ports: LNK_TEST_PORTS (else from PORTS_FROM up to the
+    ephemeral range), split evenly between pytest-xdist's workers, so no two workers share a port."""
+    value = os.environ.get(ENV_TEST_PORTS, "").strip()
+    if value:
+        first, _, last = value.partition("-")
+        stretch = range(int(first), int(last) + 1)
+    else:
+        stretch = range(PORTS_FROM, max(_ephemeral_start(), PORTS_FROM + 1000))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    share = len(stretch) // workers
+    start = stretch.start + int(worker or 0) * share
+    return range(start, start + share)
+
+
+_next_port: int | None = None
+"""Where the next block is looked for: blocks are handed out in turn through the stretch."""
+
+
 def free_block(count: int) -> int:
-    """The first of `count` consecutive free loopback ports, outside the kernel's ephemeral range:
-    there a client's connection could take the port before the harness binds it, or a probe of the
-    still-empty port could connect to itself (TCP's simultaneous open) and look like a listener."""
-    last = max(_ephemeral_start(), PORTS_FROM + 1000) - count
-    for _ in range(200):
-        first = random.randint(PORTS_FROM, last)
+    """The first of `count` consecutive free loopback ports from this process's stretch
+    (`port_stretch`), outside the kernel's ephemeral range: there a client's connection could take the
+    port before the harness binds it, or a probe of the still-empty port could connect to itself
+    (TCP's simultaneous open) and look like a listener.
+
+    Blocks are handed out in turn, going round the stretch: a block handed out a moment ago, which
+    nothing listens on yet, is not handed out again before the whole stretch has been."""
+    global _next_port
+    stretch = port_stretch()
+    if _next_port is None or _next_port not in stretch:
+        # Where it starts is drawn: two runs outside a runner that splits the ports rarely meet.
+        _next_port = random.randrange(stretch.start, stretch.stop)
+    for _ in range(len(stretch)):
+        first = _next_port if _next_port + count <= stretch.stop else stretch.start
         if all(port_free(first + i) for i in range(count)):
+            _next_port = first + count
             return first
-    raise RuntimeError(f"no {count} consecutive free ports")
+        _next_port = first + 1
+    raise RuntimeError(f"no {count} consecutive free ports from {stretch.start} to {stretch.stop - 1}")
 
 
 def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes] | None = None) -> None:
