@@ -6,17 +6,17 @@ provider that takes only its key, ports of its own, and `lnk` run as a person wo
 runs `lnk.cli.main` in this process, inside typer's `CliRunner` isolation (its own stdin, stdout,
 stderr and environment): the same code from the same entry point, without a second of imports.
 
-Every agent but main takes its block from `LNK_PORTS_FROM`, a free stretch of ports picked for the
-world, so tests running at once (xdist's workers, another run of the suite, the end-to-end suite)
-never reach for the same ports. main keeps its harness's usual ports, as it does for a person: the
-`main_ports` fixture lets one test at a time on the machine hold them.
+Every agent but main takes its block from `LNK_PORTS_FROM`, a free stretch of ports handed to the
+world by the kit's `free_block` (each xdist worker, and each package run beside this one, hands out
+its own share of the test ports), so tests running at once never reach for the same ports. main
+keeps its harness's usual ports, as it does for a person: the `main_ports` fixture lets one test at
+a time on the machine hold them.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import secrets
 import shutil
 import signal
@@ -33,12 +33,12 @@ from conftest import SANDBOX_BIN
 from typer.testing import CliRunner
 
 from link_conformance import StandInProvider
+from link_conformance.running import free_block
 from link_plugin.harness import HarnessSettings
 from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
 from lnk import cli
 from lnk.agents import ENV_PORTS_FROM, Agent, load_agent
-from lnk.ports import port_free
 from lnk.runstate import PartState, RunSpec, read_spec, read_state
 from lnk_testing import tool_server
 
@@ -53,17 +53,6 @@ STARTS_NOTHING = {
 
 PORTS = 40
 """How many ports a world's agents take their blocks from: the widest test holds three agents."""
-
-
-def free_stretch() -> int:
-    """The first of PORTS free ports between 24000 and 32000: above the 20000 where a person's
-    agents (and the end-to-end suite's) take theirs, below the kernel's ephemeral ports, which any
-    connection may hold for a while."""
-    for _ in range(200):
-        first = random.randrange(24000, 32000 - PORTS)
-        if all(port_free(port) for port in range(first, first + PORTS)):
-            return first
-    raise RuntimeError(f"no {PORTS} free ports in a row between 24000 and 32000")
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 20.0, what: str = "it") -> Any:
@@ -83,7 +72,7 @@ class World:
         self.key = "sk-test-" + secrets.token_hex(12)
         self.provider = StandInProvider(key=self.key).start()
         self.record = self.root / "record.jsonl"
-        self.ports_from = free_stretch()
+        self.ports_from = free_block(PORTS)
         self.env = {
             **os.environ,
             "HOME": str(self.root / "home"),
