@@ -18,6 +18,7 @@ from conftest import OWNER, STRANGER, send_the_code
 
 from link_conformance import Reply, StandInProvider, ToolCall
 from link_conformance.provider import Recorded
+from link_conformance.running import free_block
 from lnk_telegram.api import ENV_API
 from lnk_testing import tool_server
 from lnk_testing.telegram import FakeTelegram
@@ -39,6 +40,8 @@ class Machine:
             "LNK_AGENTS_DIR": str(self.root / "agents"),
             "LNK_SERVICES": "detached",
             "LNK_START_TIMEOUT": "30",
+            # The agent's block from test ports of this run's own, not from 20000 where a person's are.
+            "LNK_PORTS_FROM": str(free_block(10)),
             "LNK_UPSTREAM_OPENAI": provider.origin,
             ENV_API: telegram.origin,
             "TOOL_RECORD": str(self.tool_calls),
