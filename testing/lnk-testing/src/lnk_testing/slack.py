@@ -338,8 +338,12 @@ class FakeSlack(Restartable, Trouble):
         sending.add_done_callback(self._echoing.discard)
 
     def disconnect(self, reason: str = "refresh_requested") -> None:
-        """Slack asks every connection to connect again (`type: disconnect`), then closes it."""
-        for socket, loop in list(self._sockets):
+        """Slack asks every connection to connect again (`type: disconnect`), then closes it. None
+        of them is counted or handed an event from here on, even before its close has gone through."""
+        with self._lock:
+            closing = list(self._sockets)
+            self._sockets.clear()
+        for socket, loop in closing:
             message = {"type": "disconnect", "reason": reason, "debug_info": {"host": "lnk-testing"}}
             asyncio.run_coroutine_threadsafe(socket.send_text(json.dumps(message)), loop).result(5)
             asyncio.run_coroutine_threadsafe(socket.close(1000), loop).result(5)
