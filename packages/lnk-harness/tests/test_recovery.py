@@ -189,10 +189,12 @@ def test_a_message_that_steered_into_a_dead_turn_is_answered_with_it(tmp_path: P
 
 def test_a_new_message_finishes_the_dead_turn_first(tmp_path: Path, provider: StandInProvider) -> None:
     harness, conversation = crafted(tmp_path, provider, "kit:next")
-    conversation.events.append(MessageIn(text="first, before the crash"))
-    dead_turn(conversation.folder)
     provider.script(Reply(text="answer to the first"), Reply(text="answer to the second"))
     with harness:
+        # Left once the harness is listening, so its start's own recovery (done before it listens)
+        # never finishes the turn first: the new message must, however slow the machine.
+        conversation.events.append(MessageIn(text="first, before the crash"))
+        dead_turn(conversation.folder)
         status, text = asyncio.run(ask(harness.client(), "second, after it", "kit:next"))
         assert (status, text) == (200, "answer to the second")
         assert [a.content for a in recovered(harness)] == ["answer to the first"]

@@ -37,6 +37,12 @@ async def two_messages(
     return await first, await second
 
 
+def release_when_kept(folder: Path, count: int, hold: threading.Event) -> None:
+    """Let the held answer go once the conversation has kept `count` messages."""
+    wait_until(lambda: kinds(folder).count("message") >= count, timeout=60, what=f"{count} messages kept")
+    hold.set()
+
+
 def answers(folder: Path) -> list[dict[str, object]]:
     return [e for e in events(folder) if e["kind"] == "answer"]
 
@@ -61,11 +67,12 @@ def test_a_message_during_a_turn(
     hold = threading.Event()
     provider.script(Reply(text="First answer.", hold=hold), Reply(text="Second answer."))
     with harness_with(tmp_path, provider, busy) as harness:
-        threading.Timer(0.5, hold.set).start()
+        folder = harness.conversation(f"kit:{busy}")
+        # The first answer comes once the second message is kept: during the turn, however slow the machine.
+        threading.Thread(target=release_when_kept, args=(folder, 2, hold), daemon=True).start()
         assert asyncio.run(two_messages(harness, provider, f"kit:{busy}")) == (first, second)
         shown = [m["content"] for m in provider.requests[-1].json["messages"][1:]]
         assert shown == ["first message", "First answer.", "second message"]
-        folder = harness.conversation(f"kit:{busy}")
         wait_until(lambda: len(answers(folder)) == len(answered) and kinds(folder)[-1] == "delivered")
         assert [a["messages"] for a in answers(folder)] == answered
 
