@@ -1,22 +1,43 @@
-"""Run every package's tests, each package in a pytest process of its own, then the end-to-end suite.
+"""Run every package's tests, each package in a pytest process of its own, several at once, then the
+end-to-end suite alone.
+
+Most of a package's test time is waiting (for a process to start, a socket, a fake service's
+answer), so packages run side by side, `--jobs` at a time (LNK_TEST_JOBS, else 3), the largest
+first. Each one's output is kept and printed whole when it ends, so the log reads package by
+package. Each gets a stretch of test ports of its own (LNK_TEST_PORTS, read by the conformance
+kit's `free_block`), so two packages running at once never reach for the same port. The
+end-to-end suite comes last and alone: it runs Link on Link's own ports, as a person would, so two
+runs of it on one machine take turns (a lock in the temporary folder).
 
 First, what the tests need from the system (bubblewrap, minisign, ...) is checked, and installed
 when it can be (scripts/host_tools.py): a machine without it stops in a second with one line.
 
 python scripts/test.py               # everything
 python scripts/test.py lnk-core      # one or more folders by name
+python scripts/test.py --jobs 1      # one package at a time
 """
 
 from __future__ import annotations
 
+import argparse
+import fcntl
+import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 
 import host_tools
 
 ROOT = Path(__file__).resolve().parent.parent
+ALONE = "tests-e2e"
+PORTS = range(24000, 32000)
+"""The test ports shared out between packages running at once: above the blocks Link gives agents
+(from 20000), below the kernel's ephemeral ports."""
 
 
 def suites() -> list[Path]:
@@ -31,28 +52,106 @@ def suites() -> list[Path]:
     return packages + [p for p in others if (p / "tests").is_dir() or list(p.glob("test_*.py"))]
 
 
-def main(names: list[str]) -> int:
-    chosen = [s for s in suites() if not names or s.name in names]
-    unknown = set(names) - {s.name for s in suites()}
+TIMES = ROOT / ".dev" / "test-seconds.json"
+"""How long each folder's tests took when last run here (not in git: a clone starts without it)."""
+
+
+def expected(folder: Path, times: dict[str, float]) -> float:
+    """How long a folder's tests should take, to start the longest first so that none is left to run
+    alone at the end: as long as last time, else a second per 2 kB of test code (a rough mean)."""
+    name = str(folder.relative_to(ROOT))
+    if name in times:
+        return times[name]
+    return sum(p.stat().st_size for p in (folder / "tests").rglob("*.py")) / 2000
+
+
+@dataclass
+class Ran:
+    name: str
+    code: int
+    seconds: float
+    output: str
+
+
+def run(folder: Path, ports: range) -> Ran:
+    """One folder's tests, its output kept in a file until they end."""
+    env = {**os.environ, "LNK_TEST_PORTS": f"{ports.start}-{ports.stop - 1}"}
+    started = time.monotonic()
+    with tempfile.TemporaryFile() as output:
+        code = subprocess.call(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout", "600"],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+        output.seek(0)
+        text = output.read().decode(errors="replace")
+    return Ran(str(folder.relative_to(ROOT)), code, time.monotonic() - started, text)
+
+
+def show(ran: Ran) -> None:
+    print(f"\n=== {ran.name} ({ran.seconds:.0f} s) ===\n{ran.output}", end="", flush=True)
+
+
+def side_by_side(folders: list[Path], jobs: int) -> list[Ran]:
+    """The folders' tests, `jobs` at a time, each on a stretch of ports that is its own while it runs."""
+    share = len(PORTS) // jobs
+    stretches = [range(PORTS.start + i * share, PORTS.start + (i + 1) * share) for i in range(jobs)]
+    try:
+        times = {str(k): float(v) for k, v in json.loads(TIMES.read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        times = {}
+    waiting = sorted(folders, key=lambda folder: expected(folder, times), reverse=True)
+    results: list[Ran] = []
+    running: dict[Future[Ran], range] = {}
+    with ThreadPoolExecutor(jobs) as pool:
+        while waiting or running:
+            while waiting and stretches:
+                stretch = stretches.pop()
+                running[pool.submit(run, waiting.pop(0), stretch)] = stretch
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                stretches.append(running.pop(future))
+                results.append(future.result())
+                show(results[-1])
+                times[results[-1].name] = round(results[-1].seconds)
+    if TIMES.parent.is_dir():
+        TIMES.write_text(json.dumps(times, indent=1, sort_keys=True))
+    return results
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description="Run the tests of every package, or of those named.")
+    parser.add_argument("names", nargs="*", help="folders to test, by name (lnk-core, tests-e2e, ...)")
+    parser.add_argument(
+        "--jobs", type=int, default=int(os.environ.get("LNK_TEST_JOBS", "3")), help="packages at once (3)"
+    )
+    args = parser.parse_args(argv)
+    chosen = [s for s in suites() if not args.names or s.name in args.names]
+    unknown = set(args.names) - {s.name for s in suites()}
     if unknown:
         print(f"no tests named {', '.join(sorted(unknown))}; there are: {', '.join(s.name for s in suites())}")
+        return 2
+    if args.jobs < 1:
+        print(f"--jobs {args.jobs}: give 1 or more packages to run at once")
         return 2
     problem = host_tools.ensure()
     if problem:
         print(problem, file=sys.stderr)
         return 2
-    results: list[tuple[str, int, float]] = []
-    for folder in chosen:
-        print(f"\n=== {folder.relative_to(ROOT)} ===", flush=True)
-        started = time.monotonic()
-        code = subprocess.call(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout", "600"], cwd=folder
-        )
-        results.append((str(folder.relative_to(ROOT)), code, time.monotonic() - started))
-    print("\n=== summary ===")
-    for name, code, seconds in results:
-        print(f"{'ok    ' if code == 0 else 'FAILED'} {name} ({seconds:.0f} s)")
-    return 0 if all(code == 0 for _, code, _ in results) else 1
+    started = time.monotonic()
+    results = side_by_side([s for s in chosen if s.name != ALONE], args.jobs)
+    for folder in (s for s in chosen if s.name == ALONE):
+        with open(Path(tempfile.gettempdir()) / "lnk-e2e.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            results.append(run(folder, PORTS))
+        show(results[-1])
+    print(f"\n=== summary ({time.monotonic() - started:.0f} s, {args.jobs} at once) ===")
+    for ran in results:
+        print(f"{'ok    ' if ran.code == 0 else 'FAILED'} {ran.name} ({ran.seconds:.0f} s)")
+    return 0 if all(ran.code == 0 for ran in results) else 1
 
 
 if __name__ == "__main__":
