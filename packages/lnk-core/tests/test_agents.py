@@ -150,7 +150,12 @@ def test_foreground_runs_everything_in_one_tree_until_ctrl_c(world: World) -> No
         text=True,
     )
     try:
-        wait_until(lambda: world.agent("fg").run.state("harness").exists() and world.state("fg").state == "running")
+
+        def running() -> bool:
+            return world.agent("fg").run.state("harness").exists() and world.state("fg").state == "running"
+
+        # As long as lnk itself waits for a start (LNK_START_TIMEOUT), and the imports before it.
+        wait_until(running, timeout=60, what="the foreground start")
         harness = world.harness_pid("fg")
         parent = int(Path(f"/proc/{harness}/stat").read_text().rsplit(")", 1)[1].split()[1])
         assert parent == process.pid  # the harness is a child of the terminal's lnk
