@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import BIN
 from releases import Minisign, fresh_env, write_index
-from world import free_stretch, process_gone
+from world import PORTS, process_gone
 
+from link_conformance.running import free_block
 from lnk.agents import ENV_PORTS_FROM
 from lnk.release import ENV_INDEX
 from lnk.signing import ENV_DEV_KEY
@@ -83,7 +84,7 @@ def test_uninstall_says_what_goes_then_takes_services_settings_and_plugins(short
     tmp_path = short_path
     index = write_index(tmp_path / "release", key, {"lnk-telegram": "0.1.0"})
     python, env = _machine(tmp_path, key, index)
-    env.update({"LNK_SERVICES": "detached", ENV_PORTS_FROM: str(free_stretch())})
+    env.update({"LNK_SERVICES": "detached", ENV_PORTS_FROM: str(free_block(PORTS))})
     _lnk(python, env, "agent", "connect", "telegram", "work", "--token-stdin", input="x\n")
     assert (tmp_path / "env" / "bin" / "lnk-telegram").exists()
     started = _lnk(python, env, "agent", "start", "work", "--no-sandbox")
