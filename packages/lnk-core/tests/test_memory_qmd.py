@@ -4,11 +4,14 @@ at $LNK_MEMORY, through the tool bridge, installed on first use (QMD from npm, b
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import importlib.util
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,25 @@ from lnk.tooldefs import ToolDef, find_tool
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("lnk_qmd") is None, reason="lnk-qmd (adapters/lnk-qmd) isn't installed beside lnk"
 )
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _qmd_installed() -> None:
+    """QMD installed once outside any sandbox, as lnk-qmd's own tests do: this machine reaches npm's
+    registry only through a certificate authority of its own, which a sandbox (started with a
+    clean environment) doesn't carry, so the install on first use below finds it done. One
+    install at a time: the tests of this file may run in two processes at once."""
+    lock = Path(tempfile.gettempdir()) / "lnk-qmd-install.lock"
+    with lock.open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run(
+            [str(Path(sys.executable).with_name("lnk-qmd")), "install"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
 
 
 def _target(agent: Agent, tool: ToolDef) -> Target:
