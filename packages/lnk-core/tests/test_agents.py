@@ -179,8 +179,11 @@ def test_delete_asks_without_a_terminal_and_keeps_the_files_unless_told(world: W
     assert agent.config.settings.exists()
 
     pid = world.harness_pid("gone")
+    tools = world.layout.config / "tools"
+    assert (tools / f"scheduler-{agent.id}.toml").exists()  # Link's own tools for it, defined at its start
     world.lnk("agent", "delete", "gone", "--yes")
     assert process_gone(pid)
+    assert not list(tools.glob(f"*-{agent.id}.toml"))
     assert not agent.config.root.exists() and not agent.folder.root.exists()
     kept = world.layout.agents / ".kept" / f"gone-{agent.id}" / "Home" / "work" / "draft.md"
     assert kept.read_text() == "mine"

@@ -515,7 +515,7 @@ def read_receipt(text: str, agent: Agent) -> Receipt:
 def finish_left(agent: Agent, receipt: Receipt, now: datetime | None = None) -> MovedNote:
     """The agent answers elsewhere: delete its settings, state and keys here, keep its files a while."""
     from lnk.services import stop_services
-    from lnk.tooldefs import LINKS_OWN, remove_tool
+    from lnk.tooldefs import remove_own_tools
 
     now = now or datetime.now(UTC)
     layout = agent.layout
@@ -540,8 +540,7 @@ def finish_left(agent: Agent, receipt: Receipt, now: datetime | None = None) -> 
         grants=grants_here(agent),
     )
     save_toml(_notes(layout) / f"{agent.id}.toml", note)
-    for own in LINKS_OWN:  # its memory and scheduler tools, defined again where it runs now
-        remove_tool(layout, f"{own}{agent.id}")
+    remove_own_tools(layout, agent.id)  # defined again where it runs now
     for folder in (agent.config.root, agent.run.root, layout.net(agent.id), agent.folder.root):
         shutil.rmtree(folder, ignore_errors=True)
     return note

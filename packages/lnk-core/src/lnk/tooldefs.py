@@ -86,5 +86,12 @@ def remove_tool(layout: Layout, name: str) -> bool:
     return True
 
 
+def remove_own_tools(layout: Layout, agent_id: str) -> None:
+    """Remove the tools Link defined for the agent (its memory, its scheduler): once it is deleted or
+    gone elsewhere, nothing of it is left in the tools folder."""
+    for own in LINKS_OWN:
+        remove_tool(layout, f"{own}{agent_id}")
+
+
 def tools_for(layout: Layout, agent: str) -> list[ToolDef]:
     return [tool for tool in load_tools(layout) if tool.given_to(agent)]

@@ -305,14 +305,14 @@ def delete(
     files: Annotated[bool, typer.Option("--files", help="Delete its files folder (Home) too.")] = False,
 ) -> None:
     """Delete an agent: everything Link keeps for it here. Its files are kept unless --files; its bucket stays."""
-    from lnk.tooldefs import remove_tool
+    from lnk.tooldefs import remove_own_tools
 
     found = agent(name)
     kept = "" if files else " Its files folder (Home) is kept."
     confirm(f"Delete {name} ({found.id}) and everything Link keeps for it here?{kept}", yes, f"Deleting {name}")
     stop_services(found)
     lay = found.layout
-    remove_tool(lay, f"memory-{found.id}")
+    remove_own_tools(lay, found.id)
     for folder in (found.config.root, found.run.root, lay.net(found.id)):
         shutil.rmtree(folder, ignore_errors=True)
     root = found.folder.root
