@@ -19,13 +19,13 @@ once it is bound: none reaches the command. Every sandbox gets Link's seccomp fi
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from link_plugin.errors import LinkError
+from lnk_sandbox import relay
 from lnk_sandbox.policy import Bind, Policy, interpreter
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -95,18 +95,18 @@ class Plumbing(NamedTuple):
     info_fd: int | None = None
 
 
-def relay_config(policy: Policy, plumbing: Plumbing) -> dict[str, object]:
+def relay_arguments(policy: Policy, plumbing: Plumbing) -> list[str]:
     listen: list[tuple[int, str]] = []
     if plumbing.sockets is not None:
         if policy.rules is not None:
             listen.append((policy.proxy_port, str(INSIDE / "out" / "proxy.sock")))
         listen += [(port, str(INSIDE / "out" / f"port-{port}.sock")) for port in policy.forwards]
-    return {"listen": listen, "accept": plumbing.accept, "argv": policy.argv}
+    return relay.arguments(listen, list(plumbing.accept), policy.argv)
 
 
 def command(policy: Policy, plumbing: Plumbing) -> list[str]:
     """What bubblewrap runs inside: the relay, which starts the policy's command."""
-    return [interpreter(), "-I", "-S", str(RELAY), json.dumps(relay_config(policy, plumbing))]
+    return [interpreter(), "-I", "-S", str(RELAY), *relay_arguments(policy, plumbing)]
 
 
 def options(policy: Policy, plumbing: Plumbing) -> list[str]:

@@ -1,15 +1,17 @@
 """The first process inside a sandbox: Link's relays across its network namespace, then the command.
 
-It runs with the standard library alone (`python -I -S -c <this file>`), as the sandbox's PID 1:
+It runs with the modules built into the interpreter alone (`python -I -S relay.pyc ARGS`), as the
+sandbox's PID 1, since it starts with every sandbox:
 
 - for each `listen` pair (port, socket), it listens on the loopback inside and passes each
   connection on to a unix socket outside (the proxy, or a loopback port of this machine);
 - for each `accept` pair (fd, port), it takes connections on a listening socket of this
   machine's loopback handed in by fd (the agent's own ports, published for the bridge) and
   passes each on to that port inside;
-- the bytes of every connection it passes on are copied by the kernel, both ways, on one
-  thread (`Splicer`, which the proxy outside uses for its tunnels too);
-- then it starts the command, passes on the signals it gets, reaps whatever is orphaned, and
+- the bytes of every connection it passes on are copied by the kernel, both ways, on its main
+  thread (`Splicer`, which the proxy outside uses for its tunnels too, on a thread of its own);
+- then it starts the command, passes on the signals it gets (each wakes the loop, so the
+  command's end is seen at once), reaps whatever is orphaned, and
   ends with the command's exit code: once the command ended, what it left running (a server it
   started, as memory's session starts its engine) is asked to end (SIGTERM) and given a moment to
   clean up, since the sandbox's end kills whatever is left in it.
@@ -19,30 +21,55 @@ Everything is bound before the command starts, so the command never finds a rela
 
 from __future__ import annotations
 
-import collections
-import contextlib
+# Only modules built into the interpreter (and os): the relay starts at every sandbox's start, and a
+# module written in Python (socket's, signal's, json, threading, contextlib) costs its import there.
+import _socket
+import _thread
 import fcntl
-import json
 import os
 import select
-import signal
-import socket
 import sys
-import threading
 import time
-from collections.abc import Callable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal as _signal  # the same functions, as typeshed knows them
+    from collections.abc import Callable
+else:
+    import _signal
 
 GRACE = 3.0
 """Seconds what the command left running has to end once it is asked to."""
 SETTLE = 1.0
 """Seconds what they wrote last has, at most, to be passed on before the sandbox ends."""
-FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+FORWARDED = (
+    _signal.SIGTERM,
+    _signal.SIGINT,
+    _signal.SIGHUP,
+    _signal.SIGQUIT,
+    _signal.SIGUSR1,
+    _signal.SIGUSR2,
+)
 PIPE_SIZE = 1 << 20
 """Bytes a pipe holds: the most one splice moves, so a megabyte costs two system calls."""
 SPARE_PIPES = 8
 """Empty pipes kept for the next transfer; more are closed."""
 READ = select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR
 WRITE = select.EPOLLOUT | select.EPOLLHUP | select.EPOLLERR
+TCP = (_socket.AF_INET, _socket.AF_INET6)
+
+
+class _ignored:
+    """`contextlib.suppress`, without contextlib's imports at every sandbox's start."""
+
+    def __init__(self, *kinds: type[BaseException]) -> None:
+        self.kinds = kinds
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> bool:
+        return kind is not None and issubclass(kind, self.kinds)
 
 
 class _Way:
@@ -50,7 +77,7 @@ class _Way:
 
     __slots__ = ("source", "target", "pipe", "held", "ended")
 
-    def __init__(self, source: socket.socket, target: socket.socket) -> None:
+    def __init__(self, source: _socket.socket, target: _socket.socket) -> None:
         self.source = source
         self.target = target
         self.pipe: tuple[int, int] | None = None
@@ -65,7 +92,7 @@ class Pair:
 
     __slots__ = ("ways", "ended", "closed")
 
-    def __init__(self, a: socket.socket, b: socket.socket, ended: Callable[[], object] | None) -> None:
+    def __init__(self, a: _socket.socket, b: _socket.socket, ended: Callable[[], object] | None) -> None:
         self.ways = (_Way(a, b), _Way(b, a))
         self.ended = ended
         self.closed = False
@@ -82,35 +109,44 @@ class Splicer:
     TCP_NODELAY: a relay writes as it reads, and Nagle would hold a second small write (a
     request's body after its head) until the first is acknowledged, which a peer waiting for that
     body delays by 40 ms.
+
+    The loop runs on a thread of its own (`start`, as the proxy runs it), or on the caller's, a
+    turn at a time (`turn`, as the relay runs it beside its command, on its main thread).
     """
 
     def __init__(self) -> None:
         self._epoll = select.epoll()
         self._wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._epoll.register(self._wake, select.EPOLLIN)
-        self._asked: collections.deque[tuple[Pair, bool]] = collections.deque()
+        self._asked: list[tuple[Pair, bool]] = []
+        """Pairs to join (True) or end (False), asked from any thread; list.append and pop are atomic."""
         self._fds: dict[int, tuple[Pair, _Way, _Way]] = {}
         """Each socket's fd: its pair, the direction it reads for, the direction it writes for."""
         self._masks: dict[int, int] = {}
+        self._watched: dict[int, Callable[[], object]] = {}
+        """Other fds the loop reads for whoever owns it (`watch`)."""
         self._spare: list[tuple[int, int]] = []
-        self._settling: list[threading.Event] = []
+        self._settling: list[_thread.LockType] = []
+        self._threaded = False
 
     def start(self) -> Splicer:
-        threading.Thread(target=self._run, name="lnk-splice", daemon=True).start()
+        """Run the loop on a thread of its own from now on."""
+        self._threaded = True
+        _thread.start_new_thread(self._run, ())
         return self
 
-    def join(self, a: socket.socket, b: socket.socket, ended: Callable[[], object] | None = None) -> Pair:
+    def join(self, a: _socket.socket, b: _socket.socket, ended: Callable[[], object] | None = None) -> Pair:
         """Copy between `a` and `b` both ways from now on, and close both when done (then call `ended`,
         on this splicer's thread). The splicer owns both sockets from here."""
         for sock in (a, b):
             sock.setblocking(False)
-            if sock.family in (socket.AF_INET, socket.AF_INET6):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            elif sock.family == socket.AF_UNIX:
+            if sock.family in TCP:
+                sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            elif sock.family == _socket.AF_UNIX:
                 # What a unix socket may have unread at its peer is its send buffer (208 KiB unless
                 # told): a pipe's worth lets each splice move a megabyte. The kernel caps it at wmem_max.
-                with contextlib.suppress(OSError):
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, PIPE_SIZE)
+                with _ignored(OSError):
+                    sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_SNDBUF, PIPE_SIZE)
         pair = Pair(a, b, ended)
         self._ask(pair, True)
         return pair
@@ -119,13 +155,25 @@ class Splicer:
         """Close a pair now, whatever it still holds."""
         self._ask(pair, False)
 
+    def watch(self, fd: int, readable: Callable[[], object]) -> None:
+        """Call `readable` on the loop's thread whenever `fd` has something to read. Only before
+        the loop runs on a thread of its own, or from the loop's own thread."""
+        self._watched[fd] = readable
+        self._epoll.register(fd, select.EPOLLIN)
+
     def settle(self, timeout: float) -> None:
         """Wait until no socket has bytes waiting to be moved (or `timeout` seconds): what a program
         wrote just before it ended is passed on before this process ends."""
-        settled = threading.Event()
+        if not self._threaded:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and self.turn(0):
+                pass
+            return
+        settled = _thread.allocate_lock()
+        settled.acquire()
         self._settling.append(settled)
         os.eventfd_write(self._wake, 1)
-        settled.wait(timeout)
+        settled.acquire(timeout=timeout)
 
     def _ask(self, pair: Pair, joining: bool) -> None:
         self._asked.append((pair, joining))
@@ -133,31 +181,42 @@ class Splicer:
 
     def _run(self) -> None:
         while True:
-            for fd, events in self._epoll.poll():
-                if fd == self._wake:
-                    self._answer()
-                    continue
-                found = self._fds.get(fd)
-                if found is None:
-                    continue  # closed by an earlier event of this batch
-                pair, reading, writing = found
-                try:
-                    if events & WRITE and writing.held:
-                        self._flush(writing)
-                    if events & READ and not reading.ended and not reading.held:
-                        self._pump(reading)
-                    self._steer(pair)
-                except OSError:  # a connection that failed ends its pair, never the splicer
-                    self._close(pair)
+            self.turn()
             if self._settling and not self._epoll.poll(0):
                 while self._settling:
-                    self._settling.pop().set()
+                    self._settling.pop().release()
+
+    def turn(self, timeout: float | None = None) -> bool:
+        """Wait up to `timeout` seconds (None: until something happens) and do what is ready;
+        whether anything was."""
+        events = self._epoll.poll(-1 if timeout is None else timeout)
+        for fd, mask in events:
+            if fd == self._wake:
+                self._answer()
+                continue
+            readable = self._watched.get(fd)
+            if readable is not None:
+                readable()
+                continue
+            found = self._fds.get(fd)
+            if found is None:
+                continue  # closed by an earlier event of this batch
+            pair, reading, writing = found
+            try:
+                if mask & WRITE and writing.held:
+                    self._flush(writing)
+                if mask & READ and not reading.ended and not reading.held:
+                    self._pump(reading)
+                self._steer(pair)
+            except OSError:  # a connection that failed ends its pair, never the splicer
+                self._close(pair)
+        return bool(events)
 
     def _answer(self) -> None:
-        with contextlib.suppress(BlockingIOError):
+        with _ignored(BlockingIOError):
             os.eventfd_read(self._wake)
         while self._asked:
-            pair, joining = self._asked.popleft()
+            pair, joining = self._asked.pop(0)
             if not joining:
                 self._close(pair)
             elif not pair.closed:
@@ -192,7 +251,7 @@ class Splicer:
         self._give_back(way.pipe)
         way.pipe = None
         if way.ended:
-            way.target.shutdown(socket.SHUT_WR)
+            way.target.shutdown(_socket.SHUT_WR)
 
     def _steer(self, pair: Pair) -> None:
         """Watch each socket for what its directions wait on; close the pair once both ended."""
@@ -224,7 +283,7 @@ class Splicer:
             fd = way.source.fileno()
             self._fds.pop(fd, None)
             if self._masks.pop(fd, 0):
-                with contextlib.suppress(OSError):
+                with _ignored(OSError):
                     self._epoll.unregister(fd)
             if way.pipe is not None:
                 # Still holding bytes: a pipe is lent again only empty.
@@ -239,7 +298,7 @@ class Splicer:
         if self._spare:
             return self._spare.pop()
         read, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        with contextlib.suppress(OSError):  # a user past their pipe allowance gets the default size
+        with _ignored(OSError):  # a user past their pipe allowance gets the default size
             fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
         return read, write
 
@@ -251,14 +310,17 @@ class Splicer:
             os.close(end)
 
 
-def _serve(listener: socket.socket, connect: tuple[int, str | tuple[str, int]], splicer: Splicer) -> None:
+def _serve(listener: _socket.socket, connect: tuple[int, str | tuple[str, int]], splicer: Splicer) -> None:
+    """Each connection `listener` takes, joined to a new one to `connect`: on a thread of its own, so
+    a slow connect holds back only this listener's next connection."""
     family, address = connect
     while True:
         try:
-            client, _ = listener.accept()
+            fd, _ = listener._accept()  # type: ignore[attr-defined]  # socket.accept's own, on the C type
         except OSError:
             return
-        upstream = socket.socket(family, socket.SOCK_STREAM)
+        client = _socket.socket(fileno=fd)
+        upstream = _socket.socket(family, _socket.SOCK_STREAM)
         try:
             upstream.connect(address)
         except OSError:
@@ -271,65 +333,90 @@ def _serve(listener: socket.socket, connect: tuple[int, str | tuple[str, int]], 
 def listen(port: int, target: str, splicer: Splicer) -> None:
     """Take connections on `port` of the loopback (IPv4, and IPv6 where there is one) and pass each
     on to the unix socket `target`."""
-    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    for family, host in ((_socket.AF_INET, "127.0.0.1"), (_socket.AF_INET6, "::1")):
         try:
-            listener = socket.socket(family, socket.SOCK_STREAM)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener = _socket.socket(family, _socket.SOCK_STREAM)
+            listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
             listener.bind((host, port))
             listener.listen(128)
         except OSError:
-            if family == socket.AF_INET:
+            if family == _socket.AF_INET:
                 raise
             continue
-        connect = (socket.AF_UNIX, target)
-        threading.Thread(target=_serve, args=(listener, connect, splicer), daemon=True).start()
+        _thread.start_new_thread(_serve, (listener, (_socket.AF_UNIX, target), splicer))
 
 
 def accept(fd: int, port: int, splicer: Splicer) -> None:
     """Take connections on the listening socket `fd` and pass each on to `port` of the loopback."""
-    listener = socket.socket(fileno=fd)
-    listener.set_inheritable(False)
-    connect = (socket.AF_INET, ("127.0.0.1", port))
-    threading.Thread(target=_serve, args=(listener, connect, splicer), daemon=True).start()
+    os.set_inheritable(fd, False)  # now, before the command starts: it never holds this machine's socket
+    listener = _socket.socket(fileno=fd)
+    _thread.start_new_thread(_serve, (listener, (_socket.AF_INET, ("127.0.0.1", port)), splicer))
 
 
-def main(arguments: list[str]) -> None:
-    config = json.loads(arguments[0])
-    splicer = Splicer().start()
-    for port, target in config["listen"]:
-        listen(int(port), str(target), splicer)
-    for fd, port in config["accept"]:
-        accept(int(fd), int(port), splicer)
-    argv = [str(part) for part in config["argv"]]
+def arguments(listen: list[tuple[int, str]], accept: list[tuple[int, int]], argv: list[str]) -> list[str]:
+    """The relay's arguments: `listen PORT SOCKET` and `accept FD PORT` for each, then `--` and the command."""
+    words = [word for port, target in listen for word in ("listen", str(port), target)]
+    words += [word for fd, port in accept for word in ("accept", str(fd), str(port))]
+    return [*words, "--", *argv]
+
+
+def main(args: list[str]) -> None:
+    splicer = Splicer()
+    at = args.index("--")
+    for index in range(0, at, 3):
+        kind, first, second = args[index : index + 3]
+        if kind == "listen":
+            listen(int(first), second, splicer)
+        else:
+            accept(int(first), int(second), splicer)
+    argv = args[at + 1 :]
+    # A signal wakes the loop: the command's end (SIGCHLD) is seen at once, between two splices.
+    woken, wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    _signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+    splicer.watch(woken, lambda: os.read(woken, 512))
+    _signal.signal(_signal.SIGCHLD, lambda _number, _frame: None)  # caught, so that it wakes the loop
     try:
-        # Python ignores SIGPIPE and SIGXFSZ for itself: the command gets them as any program does.
-        child = os.posix_spawnp(argv[0], argv, dict(os.environ), setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+        # Python ignores SIGPIPE and SIGXFSZ for itself: the command gets them as any program does
+        # (a signal this process catches is at its default in the command, as exec leaves it).
+        child = os.posix_spawnp(argv[0], argv, os.environ, setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ))
     except OSError as exc:
         print(f"lnk-sandbox: can't run {argv[0]}: {exc.strerror}", file=sys.stderr, flush=True)
         os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
 
     def passed_on(number: int, _frame: object) -> None:
-        with contextlib.suppress(OSError):
+        with _ignored(OSError):
             os.kill(child, number)
 
     for number in FORWARDED:
-        signal.signal(number, passed_on)
+        _signal.signal(number, passed_on)
+    while (code := _reaped(child)) is None:
+        splicer.turn()
+    _end_the_rest(splicer)
+    splicer.settle(SETTLE)
+    sys.stdout.flush()
+    os._exit(code if code >= 0 else 128 - code)
+
+
+def _reaped(child: int) -> int | None:
+    """Reap whatever ended (the sandbox's PID 1 inherits every orphan); the command's exit code once it ended."""
     while True:
-        pid, status = os.waitpid(-1, 0)
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid == 0:
+            return None
         if pid == child:
-            code = os.waitstatus_to_exitcode(status)
-            _end_the_rest()
-            splicer.settle(SETTLE)
-            sys.stdout.flush()
-            os._exit(code if code >= 0 else 128 - code)
+            return os.waitstatus_to_exitcode(status)
 
 
-def _end_the_rest() -> None:
-    """Ask every other process of the sandbox to end, and reap them, for up to GRACE seconds."""
+def _end_the_rest(splicer: Splicer) -> None:
+    """Ask every other process of the sandbox to end, and reap them, for up to GRACE seconds, passing
+    on what they write meanwhile."""
     if os.getpid() != 1:
         return  # only the sandbox's PID 1 may signal everything it sees: that is the sandbox alone
     try:
-        os.kill(-1, signal.SIGTERM)
+        os.kill(-1, _signal.SIGTERM)
     except ProcessLookupError:
         return  # nothing was left
     deadline = time.monotonic() + GRACE
@@ -339,7 +426,7 @@ def _end_the_rest() -> None:
         except ChildProcessError:
             return  # every one ended
         if pid == 0:
-            time.sleep(0.02)
+            splicer.turn(0.02)
 
 
 if __name__ == "__main__":
