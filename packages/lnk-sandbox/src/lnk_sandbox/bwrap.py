@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from link_plugin.errors import LinkError
 from lnk_sandbox import relay
-from lnk_sandbox.policy import Bind, Policy, interpreter
+from lnk_sandbox.policy import Bind, Policy, interpreter, within
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 INSIDE = Path("/run/lnk")
@@ -74,10 +74,6 @@ def hidden_in_etc() -> list[Path]:
     found: list[Path] = []
     _unreadable("/etc", found)
     return found
-
-
-def _within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
 
 
 class Plumbing(NamedTuple):
@@ -149,7 +145,7 @@ def options(policy: Policy, plumbing: Plumbing) -> list[str]:
     # Parents before children: a folder bound later inside one bound earlier shows on top of it.
     for bind in sorted(binds, key=lambda b: len(b.path.parts)):
         if bind.access == "hide":
-            if not any(_within(bind.path, shown) for shown in visible):
+            if not any(within(bind.path, shown) for shown in visible):
                 continue
             if bind.path.is_dir():
                 args += ["--tmpfs", str(bind.path)]

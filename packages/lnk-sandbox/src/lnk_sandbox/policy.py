@@ -124,14 +124,16 @@ def compiled(module: str) -> bytes:
     return MAGIC_NUMBER + bytes(12) + marshal.dumps(code)
 
 
-def _within(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
+def within(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or under it, name by name (`folder in path.parents`, without making
+    each parent a Path: a run asks this some hundreds of times)."""
+    return path.parts[: len(folder.parts)] == folder.parts
 
 
 def _beneath(path: Path, roots: Iterable[Path]) -> tuple[str, ...] | None:
     """The names of `path` under the first root it is spelled under; None: under none of them."""
     for root in roots:
-        if _within(path, root):
+        if within(path, root):
             return path.relative_to(root).parts
     return None
 
@@ -205,7 +207,7 @@ class Context:
             opened = self.folders.beneath(self.agents_root, names)
         else:
             opened = self.folders.resolved(given)
-            if _within(opened.path, self.agents_root):
+            if within(opened.path, self.agents_root):
                 raise LinkError(
                     f"{given} leads into the agents' folder through a symbolic link: the sandbox follows none there.",
                     f"Name the folder by its own path in {self.layout.agents}.",
@@ -215,18 +217,18 @@ class Context:
     def _judged(self, given: Path, opened: Opened, mode: Mode, writes: bool) -> Opened:
         """The checks, on where the opened folder is."""
         real = opened.path
-        if _within(real, self.config_root) or (writes and _within(self.config_root, real)):
+        if within(real, self.config_root) or (writes and within(self.config_root, real)):
             raise LinkError(
                 f"{given} would show Link's settings folder ({self.layout.config}) to a sandbox: no sandbox sees it."
             )
-        if writes and _within(self.agents_root, real):
+        if writes and within(self.agents_root, real):
             raise LinkError(f"{given} would let a sandbox write every agent's folder.")
-        if _within(real, self.agents_root):
+        if within(real, self.agents_root):
             if real == self.agents_root:
                 raise LinkError(f"{given} would show every agent's folder: an agent's sandbox never shows another's.")
-            if not _within(real, self.own_root) and not (mode == "tool" and self.same_owner(real)):
+            if not within(real, self.own_root) and not (mode == "tool" and self.same_owner(real)):
                 raise LinkError(f"{given} is another agent's folder: an agent's sandbox never shows another's.")
-            if mode != "tool" and _within(real, self.own_root / "Memory"):
+            if mode != "tool" and within(real, self.own_root / "Memory"):
                 raise LinkError(f"{given} is memory's state: no harness reaches it.")
             _a_whole_folder(given, real.relative_to(self.agents_root).parts, writes)
         return opened
@@ -249,7 +251,7 @@ class Context:
         """A path Link shows besides the request's (a toolchain, the home, the desktop's sockets, the
         relay's Python), opened once; never one inside Link's settings or the agents' folder."""
         opened = self.folders.resolved(path)
-        if any(_within(opened.path, root) for root in (self.config_root, self.agents_root)):
+        if any(within(opened.path, root) for root in (self.config_root, self.agents_root)):
             raise LinkError(
                 f"{path} leads into Link's own folders ({opened.path}), which a sandbox is shown only as its "
                 "grants say.",
