@@ -8,7 +8,9 @@ opened by descriptor), its proxy and the relays (the proxy's port, a published p
 model's), the seccomp filter. In each round every command runs once, in turn, so a change in the
 machine's load moves them all; printed are the medians of wall clock and of CPU (user + system
 of the whole process tree), what `run` adds over bare `bwrap --ro-bind / / true`, and the ratio.
-`python -c pass` is the anchor for what any Python program pays to start. The machine is shared:
+`python -c pass` is the anchor for what any Python program pays to start, and `python -I -S -c pass`
+for the relay's own start (`relay.pyc -- true`: the relay, outside a sandbox, starting `true`
+with nothing to relay), the sandbox's first process, which is Python too. The machine is shared:
 its load (`uptime`) is printed first, and where load stretches wall clock CPU time says more.
 
 Also measured: a run whose command asks its proxy once (the proxy is loaded by the first
@@ -35,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from common import throwaway_link
+from lnk_sandbox.policy import compiled, interpreter
 from lnk_sandbox.request import Request
 from lnk_sandbox.runner import Sandbox
 
@@ -86,6 +89,8 @@ def main() -> None:
             agent="bench", harness="mini", argv=["true"], writes=[str(home)], ports=[18890], model_port=18891
         )
         asked = request.model_copy(update={"argv": ["curl", "-s", "-o", "/dev/null", "http://127.0.0.1:3128/"]})
+        relay = Path(bytecode) / "relay.pyc"
+        relay.write_bytes(compiled("relay"))
         files = {}
         for name, each in (("true", request), ("proxy", asked)):
             files[name] = layout.config / f"request-{name}.json"
@@ -93,6 +98,8 @@ def main() -> None:
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
             "bwrap --ro-bind / / true": ["bwrap", "--ro-bind", "/", "/", "true"],
+            "python -I -S -c pass": [interpreter(), "-I", "-S", "-c", "pass"],
+            "the relay alone: relay.pyc -- true": [interpreter(), "-I", "-S", str(relay), "--", "true"],
             "lnk-sandbox run -- true": [program, "run", "--request", str(files["true"])],
             "run, asking its proxy once": [program, "run", "--request", str(files["proxy"])],
             "lnk-sandbox grants --json": [program, "grants", "--agent", "bench", "--harness", "mini", "--json"],
@@ -115,14 +122,17 @@ def main() -> None:
     wall = {name: statistics.median(s[0] for s in runs) for name, runs in samples.items()}
     cpu = {name: statistics.median(s[1] for s in runs) for name, runs in samples.items()}
     bare = "bwrap --ro-bind / / true"
-    print(f"{'':32} {'wall':>9} {'cpu':>9}   (medians of {rounds} rounds)")
+    print(f"{'':36} {'wall':>9} {'cpu':>9}   (medians of {rounds} rounds)")
     for name in commands:
-        line = f"{name:32} {wall[name]:6.1f} ms {cpu[name]:6.1f} ms"
+        line = f"{name:36} {wall[name]:6.1f} ms {cpu[name]:6.1f} ms"
         if name.startswith(("lnk-sandbox run", "run,")):
             line += f"   +{wall[name] - wall[bare]:.1f} ms wall, +{cpu[name] - cpu[bare]:.1f} ms cpu over bare bwrap"
             line += f" ({wall[name] / wall[bare]:.1f}x)"
+        if name.startswith("the relay"):
+            bare_python = "python -I -S -c pass"
+            line += f"   +{cpu[name] - cpu[bare_python]:.1f} ms cpu over {bare_python}"
         print(line)
-    print(f"{'the policy alone, in process':32} {policy:6.1f} ms            (its folders opened and checked)")
+    print(f"{'the policy alone, in process':36} {policy:6.1f} ms            (its folders opened and checked)")
     heavy = [name for name in HEAVY if name in loaded]
     print(f"run --request imports {len(loaded)} modules; of {', '.join(HEAVY)}: {', '.join(heavy) or 'none'}")
     added = wall["lnk-sandbox run -- true"] - wall[bare]
