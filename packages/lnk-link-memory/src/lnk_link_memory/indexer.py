@@ -26,6 +26,8 @@ BASELINE = "baseline"
 """Set once memory has read the whole folder a first time: what was there then is not news."""
 SKETCHES = "sketches"
 """How the documents' sketches were made (text.SKETCH_VERSION)."""
+BAGS = "bags"
+"""How the documents' words were hashed into their bags (text.BAG_VERSION)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class Indexer:
 
     def scan(self) -> Scan:
         started = time.monotonic()
+        self._bags()
         self._sketches()
         first = self.store.meta(BASELINE) is None
         known = self.store.documents.signatures()
@@ -89,6 +92,16 @@ class Indexer:
         with self.store.write():
             self.store.documents.set_sketches([(text.sketch(b), i) for i, b in self.store.documents.bags()])
             self.store.set_meta(SKETCHES, text.SKETCH_VERSION)
+
+    def _bags(self) -> None:
+        """Bags made another way than this release's are made again from each document's words as
+        indexed (its chunks), so copies are told alike across documents old and new."""
+        if self.store.meta(BAGS) == text.BAG_VERSION:
+            return
+        with self.store.write():
+            made = ((text.fingerprint(words), doc) for doc, words in self.store.documents.words())
+            self.store.documents.set_fingerprints((f.words, f.words_hash, f.bag, f.sketch, doc) for f, doc in made)
+            self.store.set_meta(BAGS, text.BAG_VERSION)
 
     def refresh(self, path: str) -> None:
         """Index one document now (after remember wrote it), not at the next scan."""

@@ -40,15 +40,14 @@ def prepare(path: str, conversation: str | None, prefix: str, body: str) -> Prep
     else:
         title = text.heading_title(body) or text.name_title(path)
         name_title = text.name_title(path)
-    words = text.tokens(body)
-    bag, sketch = text.fingerprint(words)
+    words = text.fingerprint(body)
     return Prepared(
         title=title,
         name_title=name_title,
-        words=len(words),
-        words_hash=digest(" ".join(words)),
-        bag=bag,
-        sketch=sketch,
+        words=words.words,
+        words_hash=words.words_hash,
+        bag=words.bag,
+        sketch=words.sketch,
         pieces=[(piece.line, piece.text) for piece in chunk(body)],
         links=links.found_in(body, path, prefix),
     )

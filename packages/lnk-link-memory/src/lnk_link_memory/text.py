@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 import numpy as np
@@ -25,6 +25,8 @@ _CJK = (
     "\U00020000-\U0002a6df"  # extension B
 )
 _CJK_RUN = re.compile(f"[{_CJK}]+")
+_FROM_CJK = re.compile("[\u3040-\U0002a6df]")
+"""Every CJK character above lies in this one range: a text with none in it is told at once."""
 _WORD = re.compile(rf"[{_CJK}]+|[^\W_]+(?:['’][^\W_]+)*")
 _PLAIN_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
@@ -177,7 +179,7 @@ def _bigrams(run: str) -> list[str]:
 
 def has_cjk(text: str) -> bool:
     """Whether a text holds CJK (most texts, all ASCII, are told at once)."""
-    return not text.isascii() and _CJK_RUN.search(text) is not None
+    return not text.isascii() and _FROM_CJK.search(text) is not None and _CJK_RUN.search(text) is not None
 
 
 def tokens(text: str) -> list[str]:
@@ -225,34 +227,87 @@ SKETCH = 32
 """How many min-hashes a document's words are summed up by, to find copies without comparing every pair."""
 SKETCH_VERSION = "2"
 """Which way sketches are made: an index holding another's has them made again from its bags."""
+BAG_VERSION = "2"
+"""Which way words are hashed into bags: an index holding another's has them made again."""
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
 _BIN_SHIFT = np.uint64(64 - 5)  # the top 5 bits of a hash: which of the 32 bins it falls in
 _EMPTY = np.iinfo(np.uint64).max
-_HASHES: dict[str, int] = {}
-"""Each word's hash, kept across documents: most words of a folder come again and again."""
-_HASHES_KEPT = 500_000
+
+_WORD_BYTES = np.zeros(256, dtype=bool)
+_WORD_BYTES[list(b"abcdefghijklmnopqrstuvwxyz0123456789")] = True
+_WORD_BYTES[0x80:] = True  # what is left of other scripts once _NOT_WORD is gone: letters and digits
+_NOT_WORD = re.compile(r"[^\x00-\x7f\w]")
+"""Characters outside ASCII that part words (dashes, quotes, bullets, symbols)."""
+_APOSTROPHE = ord("'")
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M3 = np.uint64(0x94D049BB133111EB)
+_HALF = np.uint64(32)
+_EIGHT = np.uint64(8)
 
 
-def _word_hash(word: str) -> int:
-    return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+@dataclass(frozen=True)
+class Fingerprint:
+    """A document's words summed up, to tell copies: how many, their order's hash, their bag and sketch."""
+
+    words: int
+    words_hash: str
+    bag: bytes
+    """Its distinct words' hashes (sorted) with how often each comes."""
+    sketch: bytes
 
 
-def fingerprint(words: list[str]) -> tuple[bytes, bytes]:
-    """A document's words as (bag, sketch): its distinct words' hashes (sorted) with their counts, and
-    min-hashes of them. Documents sharing most words share most of their sketch."""
-    counts = Counter(words)
-    if not counts:
-        return b"", sketch(b"")
-    known = _HASHES
-    if len(known) > _HASHES_KEPT:
-        known.clear()
-    for word in [word for word in counts if word not in known]:
-        known[word] = _word_hash(word)
-    hashes = np.fromiter((known[word] for word in counts), dtype=np.uint64, count=len(counts))
-    tally = np.fromiter(counts.values(), dtype=np.uint64, count=len(counts))
-    order = np.argsort(hashes)
-    bag = hashes[order].tobytes() + tally[order].tobytes()
-    return bag, sketch(bag)
+def _mixed(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finish: every bit of the result depends on every bit of x."""
+    x = (x ^ (x >> np.uint64(30))) * _MIX
+    x = (x ^ (x >> np.uint64(27))) * _M3
+    mixed: np.ndarray = x ^ (x >> np.uint64(31))
+    return mixed
+
+
+def word_hashes(body: str) -> np.ndarray:
+    """A 64-bit hash of each of the text's words (as `tokens` finds them), in order.
+
+    Worked on the text's UTF-8 bytes by numpy, a document at a time, where a loop over its words
+    in Python cost more than the rest of indexing it: a word is a run of letters and digits (bytes
+    above ASCII are left only where they spell one), with an apostrophe inside it kept. Each word
+    is hashed from its first, middle and last eight bytes and its length, so any word of up to 24
+    bytes hashes from all of them."""
+    lowered = body.lower().replace("’", "'")
+    if has_cjk(lowered):
+        lowered = " ".join(tokens(lowered))  # CJK runs as bigrams, each a word
+    elif not lowered.isascii():
+        lowered = _NOT_WORD.sub(" ", lowered)
+    data = lowered.encode()
+    n = len(data)
+    padded = np.zeros(n + 16, dtype=np.uint8)  # eight bytes either side: every window stays inside
+    b = padded[8 : 8 + n]
+    b[:] = np.frombuffer(data, dtype=np.uint8)
+    word = _WORD_BYTES[b]
+    if n > 2:
+        word[1:-1] |= (b[1:-1] == _APOSTROPHE) & word[:-2] & word[2:]
+    edges = np.flatnonzero(np.diff(word, prepend=False, append=False))
+    starts, ends = edges[0::2] + 8, edges[1::2] + 8  # offsets in `padded`
+    lengths = (ends - starts).astype(np.uint64)
+    # The eight bytes from each offset, read as one number (unaligned reads: numpy allows them).
+    windows = np.ndarray(shape=(n + 9,), dtype="<u8", buffer=padded, strides=(1,))
+    short = lengths < _EIGHT
+    unused = np.where(short, (_EIGHT - lengths) * _EIGHT, np.uint64(0))
+    head = (windows[starts] << unused) >> unused  # a short word's bytes alone
+    tail = np.where(short, np.uint64(0), windows[ends - 8])
+    middle = np.where(lengths > 16, windows[starts + (ends - starts - 8) // 2], np.uint64(0))
+    # The middle window turned half round: where it overlaps the last, a byte lies elsewhere in each.
+    return _mixed(_mixed(head ^ lengths * _GOLDEN) ^ tail ^ (middle << _HALF | middle >> _HALF))
+
+
+def fingerprint(body: str) -> Fingerprint:
+    """A document's words summed up: two documents of the same words share most of their sketch."""
+    hashes = word_hashes(body)
+    words_hash = hashlib.sha256(hashes.tobytes()).hexdigest()
+    if not len(hashes):
+        return Fingerprint(0, words_hash, b"", sketch(b""))
+    unique, counts = np.unique(hashes, return_counts=True)
+    bag = unique.tobytes() + counts.astype(np.uint64).tobytes()
+    return Fingerprint(len(hashes), words_hash, bag, sketch(bag))
 
 
 def sketch(bag: bytes) -> bytes:
@@ -293,7 +348,8 @@ def name_title(path: str) -> str:
 
 def heading_title(text: str) -> str | None:
     """The document's own title: a heading on its first line that has text."""
-    for line in text.splitlines()[:20]:
+    # Only the first lines are split: a document's whole text cost as much as its title was worth.
+    for line in "\n".join(text.split("\n", 20)[:20]).splitlines()[:20]:
         if not line.strip():
             continue
         match = _HEADING.match(line.strip())

@@ -80,6 +80,20 @@ class Documents(Table):
         """(sketch, id) for each document."""
         self._db.executemany("UPDATE documents SET sketch = ? WHERE id = ?", sketches)
 
+    def words(self) -> list[tuple[int, str]]:
+        """(id, text) of every document: a PDF's or Word document's extracted text, or else its chunks'
+        (the title from its name left out), in order."""
+        return self._db.execute(
+            "SELECT d.id, coalesce(d.text, (SELECT group_concat(text, char(10)) FROM"
+            " (SELECT text FROM chunks WHERE doc = d.id AND title = 0 ORDER BY ord)), '') FROM documents d"
+        ).fetchall()
+
+    def set_fingerprints(self, fingerprints: Iterable[tuple[int, str, bytes, bytes, int]]) -> None:
+        """(words, words_hash, bag, sketch, id) for each document."""
+        self._db.executemany(
+            "UPDATE documents SET words = ?, words_hash = ?, bag = ?, sketch = ? WHERE id = ?", fingerprints
+        )
+
     def bag(self, doc: int) -> bytes:
         row = self._db.execute("SELECT bag FROM documents WHERE id = ?", (doc,)).fetchone()
         return bytes(row[0]) if row else b""
