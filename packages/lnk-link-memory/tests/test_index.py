@@ -219,3 +219,45 @@ def _target(fd: str) -> str:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return ""
+
+
+def _fts_rows(agent: AgentFolder) -> set[int]:
+    with sqlite3.connect(agent.memory_state("link") / INDEX) as db:
+        return {row[0] for row in db.execute("SELECT rowid FROM fts")}
+
+
+def _chunk_ids(agent: AgentFolder) -> set[int]:
+    with sqlite3.connect(agent.memory_state("link") / INDEX) as db:
+        return {row[0] for row in db.execute("SELECT id FROM chunks")}
+
+
+def test_words_put_in_at_commit_follow_every_change_of_the_batch(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    """Within one batch a document is indexed, changed, and another indexed then removed: the words
+    table ends up holding exactly the chunks there are, each with its last words."""
+    write(agent.memory / "keep.md", "# Keep\n\nthe avocet\n\n## Two\n\nthe stilt\n")
+    write(agent.memory / "gone.md", "# Gone\n\nthe dunlin\n")
+    memory = memory_of(agent, start=False)
+    indexer = memory.indexer
+    with memory.store.batch(seconds=3600) as indexer._batch:
+        for path in ("memory/keep.md", "memory/gone.md"):
+            indexer.index(indexer.folder.find(path), first=False)  # type: ignore[arg-type]
+        write(agent.memory / "keep.md", "# Keep\n\nthe avocet\n\n## Two\n\nthe curlew\n")
+        indexer.index(indexer.folder.find("memory/keep.md"), first=False)  # type: ignore[arg-type]
+        indexer.remove("memory/gone.md")
+        assert _fts_rows(agent) == set()  # nothing shows before the batch commits
+    indexer._batch = None
+    assert _fts_rows(agent) == _chunk_ids(agent) != set()
+    assert [hit.path for hit in memory.search("curlew").results] == ["memory/keep.md"]
+    assert memory.search("stilt").results == [] and memory.search("dunlin").results == []
+    assert [hit.path for hit in memory.search("avocet").results] == ["memory/keep.md"]
+
+
+def test_a_change_that_fails_in_a_batch_leaves_no_words(agent: AgentFolder, memory_of: MakeMemory) -> None:
+    write(agent.memory / "a.md", "# A\n\nthe whimbrel\n")
+    memory = memory_of(agent, start=False)
+    with memory.store.batch(seconds=3600):
+        with pytest.raises(RuntimeError), memory.store.write():
+            memory.store.chunks.replace([], [], [(1, 1, 0, 1, "the whimbrel", "h", 0)], [(1, "A", "the whimbrel")])
+            raise RuntimeError("the change fails after its words were given")
+        memory.indexer.index(memory.indexer.folder.find("memory/a.md"), first=False)  # type: ignore[arg-type]
+    assert _fts_rows(agent) == _chunk_ids(agent) and len(_chunk_ids(agent)) == 2

@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from sqlite_utils import Database
 
 from lnk_link_memory.store import schema
 from lnk_link_memory.store.changes import Removed, Skipped
-from lnk_link_memory.store.chunks import Chunks
+from lnk_link_memory.store.chunks import Chunks, Words
 from lnk_link_memory.store.documents import Documents
 from lnk_link_memory.store.links import Links
 from lnk_link_memory.store.vectors import Vectors
@@ -46,23 +46,34 @@ BATCH_SECONDS = 0.25
 
 
 class Batch:
-    """An open transaction many changes share (see Store.batch)."""
+    """An open transaction many changes share (see Store.batch).
 
-    def __init__(self, db: sqlite3.Connection, seconds: float) -> None:
+    The chunks' words wait in the batch and go into the full-text table just before it commits, in
+    one statement: FTS5 writes out what it holds at each savepoint, and a savepoint for each
+    document made every document's words a segment of their own to write and merge (as long as
+    the words themselves took to index)."""
+
+    def __init__(self, db: sqlite3.Connection, seconds: float, put_words: Callable[[list[Words]], None]) -> None:
         self.db = db
         self.seconds = seconds
         self.began = 0.0
+        self.words: list[Words] = []
+        """Words of chunks written in this transaction, not yet in the full-text table."""
+        self._put_words = put_words
 
     def commit(self) -> None:
         """Commit what is done now: before a slow step, so no other writer waits on it."""
         if self.db.in_transaction:
+            if self.words:
+                self._put_words(self.words)
+                self.words = []
             self.db.execute("COMMIT")
 
     def tick(self) -> None:
         """Commit what is done if it has waited long enough: a scan walking on past its last change
         holds no other writer up."""
         if self.db.in_transaction and time.monotonic() - self.began >= self.seconds:
-            self.db.execute("COMMIT")
+            self.commit()
 
 
 class Store:
@@ -175,28 +186,40 @@ class Store:
             db.execute("BEGIN IMMEDIATE")
             batch.began = time.monotonic()
         db.execute("SAVEPOINT change")
+        words = len(batch.words) if batch is not None else 0
         try:
             yield db
         except BaseException:
             db.execute("ROLLBACK TO change")
             db.execute("RELEASE change")
+            if batch is not None:
+                del batch.words[words:]
             raise
         db.execute("RELEASE change")
         if batch is not None:
             batch.tick()
+
+    def words_to_index(self, words: list[Words]) -> None:
+        """Chunks' words for the full-text table: at once, or within a batch when it commits."""
+        batch: Batch | None = getattr(self._local, "batch", None)
+        if batch is not None and self.db().in_transaction:
+            batch.words.extend(words)
+        else:
+            self.chunks.put_words(words)
 
     @contextmanager
     def batch(self, seconds: float = BATCH_SECONDS) -> Iterator[Batch]:
         """This thread's changes in few transactions, each committed within about `seconds` of its first
         change (so searches see them soon, and no other writer waits long)."""
         db = self.db()
-        batch = Batch(db, seconds)
+        batch = Batch(db, seconds, self.chunks.put_words)
         self._local.batch = batch
         try:
             yield batch
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
+            batch.words = []
             raise
         finally:
             self._local.batch = None
