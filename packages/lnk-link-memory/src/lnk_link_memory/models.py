@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-import httpx
 import numpy as np
 import numpy.typing as npt
 
@@ -169,9 +168,13 @@ class Served:
         self.name = name
         base = server if server.endswith("/v1") else server + "/v1"
         self._url = base + "/embeddings"
+        import httpx  # only here: it takes a tenth of a second to import, which words alone never need
+
         self._client = httpx.Client(timeout=httpx.Timeout(60.0, connect=5.0))
 
     def embed(self, texts: list[str]) -> Vectors:
+        import httpx
+
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         try:
