@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import subprocess
+import sys
 
-from link_plugin import wire
+import pytest
+from pydantic import ValidationError
+
+from link_plugin import proof, wire
 
 
 def test_thread_parses_channel_and_chat() -> None:
@@ -77,3 +81,47 @@ def test_a_message_key_is_parsed_or_refused() -> None:
     for bad in ("", "two words", "a/b", "x" * 129, "é"):
         with pytest.raises(wire.WireError, match="Link-Message-Id"):
             wire.RequestHeaders.parse({"link-message-id": bad})
+
+
+ANSWERS = [
+    b'{"proof": "ab12"}',
+    b'{"proof": "ab12", "from_a_newer_harness": [1, 2]}',
+    b'{"proof": ""}',
+    b'{"proof": 12}',
+    b'{"proof": null}',
+    b'{"proof": ["ab12"]}',
+    b'{"other": "ab12"}',
+    b'["ab12"]',
+    b'"ab12"',
+    b"",
+    b"not json",
+    b'{"proof": "\xff"}',
+    '{"proof": "ab12"}'.encode("utf-16"),
+]
+
+
+@pytest.mark.parametrize("raw", ANSWERS)
+def test_the_client_reads_a_proof_answer_as_its_model_does(raw: bytes) -> None:
+    try:
+        expected: str | None = wire.ProofAnswer.model_validate_json(raw).proof
+    except ValidationError:
+        expected = None
+    assert proof.answered_proof(raw) == expected
+
+
+def test_the_client_writes_a_challenge_as_its_model_does() -> None:
+    challenge = proof.new_challenge()
+    body = proof.request_body(challenge)
+    assert body == wire.ProofRequest(challenge=challenge).model_dump_json().encode()
+    assert wire.ProofRequest.model_validate_json(body).challenge == challenge
+
+
+def test_a_client_of_an_endpoint_loads_no_model() -> None:
+    """What `lnk agent chat -m` loads to send a message and ask what waits for the owner."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from link_plugin import endpoint, control; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "'link_plugin.control'" in done.stdout and "pydantic" not in done.stdout

@@ -12,16 +12,29 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import h11
-from pydantic import TypeAdapter, ValidationError
 
-from link_plugin.approvals import Question
 from link_plugin.endpoint import Connection, EndpointError, EndpointUnreachable
 from link_plugin.waits import within
 
-_QUESTIONS = TypeAdapter(list[Question])
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from link_plugin.approvals import Question
+
+
+@cache
+def _questions() -> TypeAdapter[list[Question]]:
+    """The reader of a list of questions, made when one is first read: most lists are empty, and
+    a chat as short as `lnk agent chat -m` then loads no pydantic."""
+    from pydantic import TypeAdapter
+
+    from link_plugin.approvals import Question
+
+    return TypeAdapter(list[Question])
 
 
 class ControlClient:
@@ -64,8 +77,12 @@ class ControlClient:
         status, raw = await self._ask("GET", "/approvals", None)
         if status != 200:
             raise EndpointUnreachable(f"the control socket answered {status}")
+        if raw.strip() == b"[]":  # nothing waits, as is usual: no reader to make for it
+            return []
+        from pydantic import ValidationError
+
         try:
-            return _QUESTIONS.validate_json(raw)
+            return _questions().validate_json(raw)
         except ValidationError as exc:
             raise EndpointError(
                 f"the control socket's list of waiting calls doesn't read ({exc.error_count()} errors)"

@@ -14,6 +14,10 @@ The proof is checked here and nowhere else: a bridge before each message (`chat`
 waiting for a harness to start and the conformance kit (`prove`) all ask it of this client.
 `Connection` is one HTTP/1.1 connection driven by h11, TCP or unix socket, which the control
 socket's client (`link_plugin.control`) rides too.
+
+Loading this loads no pydantic (the headers and the proof are plain functions, the models of
+recovery are loaded where they're used): a client as short-lived as `lnk agent chat -m` pays
+only for what it sends.
 """
 
 from __future__ import annotations
@@ -25,18 +29,44 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import h11
 
-from link_plugin import sse, wire
-from link_plugin.channel import EndpointRef
+from link_plugin import headers as wire_headers
+from link_plugin import proof as wire_proof
+from link_plugin import sse
 from link_plugin.errors import LinkError
-from link_plugin.harness import AgentRef
 from link_plugin.waits import within
 
+if TYPE_CHECKING:
+    from link_plugin import wire
+
 CHAT_PATH = "/chat/completions"
+
+
+class Address(Protocol):
+    """Where an endpoint listens and what it holds: a `link_plugin.channel.EndpointRef` is one."""
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def proof(self) -> bool: ...
+
+
+class Caller(Protocol):
+    """The agent a client speaks for: a `link_plugin.harness.AgentRef` is one."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def id(self) -> str: ...
 
 
 def new_message_id() -> str:
@@ -47,7 +77,7 @@ def new_message_id() -> str:
 def message_id(*parts: str | int) -> str:
     """A channel's key for one of its messages, from what names it on the service, e.g. (chat id,
     message id): the same whenever the service hands the same message over again."""
-    return wire.parse_message_id(":".join(str(part) for part in parts))
+    return wire_headers.parse_message_id(":".join(str(part) for part in parts))
 
 
 class EndpointError(LinkError):
@@ -150,8 +180,8 @@ class ChatReply:
     def __init__(self, connection: Connection, response: Response) -> None:
         self._connection = connection
         self.status = response.status
-        self.steered = response.status == 202 and wire.STEERED.lower() in response.headers
-        self.answer_id = response.headers.get(wire.ANSWER_ID.lower()) or None
+        self.steered = response.status == 202 and wire_headers.STEERED.lower() in response.headers
+        self.answer_id = response.headers.get(wire_headers.ANSWER_ID.lower()) or None
         """The answer's stable id, when the endpoint says it (a steered message: the running turn's)."""
 
     async def deltas(self) -> AsyncIterator[str]:
@@ -189,7 +219,7 @@ def _delta_text(chunk: dict[str, Any]) -> str:
 class EndpointClient:
     """Talks to one agent's endpoint as its bridge."""
 
-    def __init__(self, endpoint: EndpointRef, agent: AgentRef, *, timeout: float = 10.0) -> None:
+    def __init__(self, endpoint: Address, agent: Caller, *, timeout: float = 10.0) -> None:
         parts = urlsplit(endpoint.url)
         if parts.hostname is None or parts.port is None:
             raise EndpointError(f"the endpoint address {endpoint.url!r} names no host and port")
@@ -201,7 +231,7 @@ class EndpointClient:
         self._timeout = timeout
 
     def _agent_headers(self) -> dict[str, str]:
-        return {wire.AGENT: self._agent.name, wire.AGENT_ID: self._agent.id}
+        return {wire_headers.AGENT: self._agent.name, wire_headers.AGENT_ID: self._agent.id}
 
     @asynccontextmanager
     async def _proven(self, *, checked: bool = True) -> AsyncIterator[Connection]:
@@ -237,15 +267,14 @@ class EndpointClient:
             await connection.close()
 
     async def _prove(self, connection: Connection) -> Proof:
-        challenge = wire.new_challenge()
-        body = wire.ProofRequest(challenge=challenge).model_dump_json().encode()
-        response = await within(connection.request("POST", wire.PROOF_PATH, self._agent_headers(), body), self._timeout)
+        challenge = wire_proof.new_challenge()
+        body = wire_proof.request_body(challenge)
+        response = await within(
+            connection.request("POST", wire_proof.PROOF_PATH, self._agent_headers(), body), self._timeout
+        )
         raw = await within(connection.body(), self._timeout)
-        try:
-            answer = wire.ProofAnswer.model_validate_json(raw) if response.status == 200 else None
-        except ValueError:
-            answer = None
-        holds = answer is not None and wire.proof_holds(self._endpoint.key, challenge, answer.proof)
+        answer = wire_proof.answered_proof(raw) if response.status == 200 else None
+        holds = answer is not None and wire_proof.proof_holds(self._endpoint.key, challenge, answer)
         return Proof(response.status, response.headers, raw, holds)
 
     async def prove(self) -> Proof:
@@ -279,22 +308,23 @@ class EndpointClient:
     async def chat(
         self,
         text: str,
-        thread: wire.Thread,
+        thread: wire.Thread | str,
         *,
         message_id: str | None = None,
         sender: wire.Sender | None = None,
         tools: frozenset[str] | None = None,
     ) -> AsyncIterator[ChatReply]:
-        """Send one new message (never the history) and stream the answer. `message_id` is its key:
-        sent again, the same message goes with the same key."""
-        headers = {wire.THREAD: str(thread)}
+        """Send one new message (never the history) and stream the answer. `thread` is its
+        conversation, or that written as `<channel>:<chat id>`; `message_id` is its key: sent
+        again, the same message goes with the same key."""
+        headers = {wire_headers.THREAD: str(thread)}
         if message_id is not None:
-            headers[wire.MESSAGE_ID] = wire.parse_message_id(message_id)
+            headers[wire_headers.MESSAGE_ID] = wire_headers.parse_message_id(message_id)
         if sender is not None:
-            headers[wire.FROM] = sender.who
-            headers[wire.HOPS] = str(sender.hops)
+            headers[wire_headers.FROM] = sender.who
+            headers[wire_headers.HOPS] = str(sender.hops)
         if tools is not None:
-            headers[wire.TOOLS] = ",".join(sorted(tools))
+            headers[wire_headers.TOOLS] = ",".join(sorted(tools))
         body = json.dumps({"model": "link", "stream": True, "messages": [{"role": "user", "content": text}]}).encode()
         async with self._proven() as connection:
             response = await connection.request("POST", self._base + CHAT_PATH, self._keyed(headers), body)
@@ -304,6 +334,8 @@ class EndpointClient:
 
     async def recover(self) -> list[wire.Undelivered]:
         """Finished answers nobody waited for; each stays until `confirm` says it was sent."""
+        from link_plugin import wire
+
         async with self._proven() as connection:
             response = await connection.request("GET", wire.RECOVER_PATH, self._keyed({}), None)
             raw = await connection.body()
@@ -318,6 +350,8 @@ class EndpointClient:
                 ) from exc
 
     async def confirm(self, sent: list[str]) -> None:
+        from link_plugin import wire
+
         body = wire.RecoverConfirm(sent=sent).model_dump_json().encode()
         async with self._proven() as connection:
             response = await connection.request("POST", wire.RECOVER_PATH, self._keyed({}), body)

@@ -4,54 +4,48 @@ A bridge opens a connection of its own for each message. On it, first `POST /_li
 with a random challenge; the endpoint answers HMAC-SHA256(endpoint key, challenge). Only when
 that matches does the same connection carry the key (Bearer) and the message. The proof is a
 signature of the challenge, never the key, so asking for one gives nothing away.
+
+The models of what goes on it are here. The header names with their parsers
+(`link_plugin.headers`) and the proof (`link_plugin.proof`) need no model, so they live apart,
+where a client loads them without pydantic; each is named here too.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import re
-import secrets
 from collections.abc import Mapping
 
 from pydantic import BaseModel, Field
 
-from link_plugin.errors import LinkError
-
-AGENT = "Link-Agent"
-AGENT_ID = "Link-Agent-Id"
-THREAD = "Link-Thread"
-FROM = "Link-From"
-HOPS = "Link-Hops"
-TOOLS = "Link-Tools"
-STEERED = "Link-Steered"
-MESSAGE_ID = "Link-Message-Id"
-"""A request's: the message's idempotency key from its channel; a harness keeps a message once per key."""
-ANSWER_ID = "Link-Answer-Id"
-"""A response's: the answer's stable id, the one `/_link/recover` lists should it go undelivered."""
-
-META_TOOLS = "link.local/tools"
-"""A tool call's `_meta` key: the names of the tools the calling conversation has."""
-META_THREAD = "link.local/thread"
-"""A tool call's `_meta` key: the calling conversation's thread (`<channel>:<chat id>`)."""
-META_HOPS = "link.local/hops"
-"""A tool call's `_meta` key: how many hops the calling conversation's message came (0: the owner's)."""
-
-HEADERS = (AGENT, AGENT_ID, THREAD, FROM, HOPS, TOOLS, STEERED, MESSAGE_ID, ANSWER_ID)
-
-PROOF_PATH = "/_link/proof"
-RECOVER_PATH = "/_link/recover"
-CHALLENGE_BYTES = 32
+from link_plugin.headers import AGENT as AGENT
+from link_plugin.headers import AGENT_ID as AGENT_ID
+from link_plugin.headers import ANSWER_ID as ANSWER_ID
+from link_plugin.headers import FROM as FROM
+from link_plugin.headers import HEADERS as HEADERS
+from link_plugin.headers import HOPS as HOPS
+from link_plugin.headers import MESSAGE_ID as MESSAGE_ID
+from link_plugin.headers import META_HOPS as META_HOPS
+from link_plugin.headers import META_THREAD as META_THREAD
+from link_plugin.headers import META_TOOLS as META_TOOLS
+from link_plugin.headers import RECOVER_PATH as RECOVER_PATH
+from link_plugin.headers import STEERED as STEERED
+from link_plugin.headers import THREAD as THREAD
+from link_plugin.headers import TOOLS as TOOLS
+from link_plugin.headers import WireError as WireError
+from link_plugin.headers import narrow as narrow
+from link_plugin.headers import parse_hops as parse_hops
+from link_plugin.headers import parse_message_id as parse_message_id
+from link_plugin.headers import parse_tools as parse_tools
+from link_plugin.proof import CHALLENGE_BYTES as CHALLENGE_BYTES
+from link_plugin.proof import PROOF_PATH as PROOF_PATH
+from link_plugin.proof import new_challenge as new_challenge
+from link_plugin.proof import new_endpoint_key as new_endpoint_key
+from link_plugin.proof import proof_holds as proof_holds
+from link_plugin.proof import prove as prove
 
 _CHANNEL = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _CHAT = re.compile(r"^[A-Za-z0-9_.@+=-]{1,128}$")
-_TOOL = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_MESSAGE_ID = re.compile(r"^[A-Za-z0-9_.:@+=-]{1,128}$")
 _FROM_MAX = 200
-
-
-class WireError(LinkError):
-    """A header that doesn't parse: the request is refused with 400 and this message."""
 
 
 class Thread(BaseModel):
@@ -77,38 +71,6 @@ class Thread(BaseModel):
     def folder(self) -> str:
         """The conversation's folder name under chats/: safe as a single path component."""
         return str(self)
-
-
-def parse_tools(value: str) -> frozenset[str]:
-    """`Link-Tools: a, b` -> the names a conversation may use from then on."""
-    names = [part.strip() for part in value.split(",") if part.strip()]
-    for name in names:
-        if not _TOOL.match(name):
-            raise WireError(f"{TOOLS} names an invalid tool {name!r}")
-    return frozenset(names)
-
-
-def narrow(current: frozenset[str] | None, asked: frozenset[str]) -> frozenset[str]:
-    """A later list only intersects: nothing widens a conversation's tools again."""
-    return asked if current is None else current & asked
-
-
-def parse_message_id(value: str) -> str:
-    """`Link-Message-Id: <key>`: 1 to 128 of letters, digits and _.:@+=-."""
-    if not _MESSAGE_ID.match(value):
-        raise WireError(
-            f"{MESSAGE_ID} {value[:40]!r} is not a message key",
-            "1 to 128 characters: letters, digits and _.:@+=- (a channel's update id, a fresh id per line)",
-        )
-    return value
-
-
-def parse_hops(value: str | None) -> int:
-    if value is None or value.strip() == "":
-        return 0
-    if not value.strip().isdigit():
-        raise WireError(f"{HOPS} {value!r} is not a count")
-    return int(value)
 
 
 class Sender(BaseModel):
@@ -154,24 +116,6 @@ class RequestHeaders(BaseModel):
             tools=parse_tools(tools) if tools is not None else None,
             message_id=parse_message_id(message_id) if message_id is not None else None,
         )
-
-
-def new_challenge() -> str:
-    return secrets.token_hex(CHALLENGE_BYTES)
-
-
-def prove(key: str, challenge: str) -> str:
-    """The endpoint's answer to a challenge: hex HMAC-SHA256 of it under the endpoint key."""
-    return hmac.new(key.encode(), challenge.encode(), hashlib.sha256).hexdigest()
-
-
-def proof_holds(key: str, challenge: str, answer: str) -> bool:
-    """The bridge's check, in constant time."""
-    return hmac.compare_digest(prove(key, challenge), answer)
-
-
-def new_endpoint_key() -> str:
-    return secrets.token_urlsafe(32)
 
 
 class ProofRequest(BaseModel):
