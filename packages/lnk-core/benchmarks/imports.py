@@ -26,7 +26,8 @@ LNK = str(Path(PYTHON).with_name("lnk"))
 
 PATHS: list[tuple[str, list[str], dict[str, str]]] = [
     ("lnk --version", ["-m", "lnk", "--version"], {}),
-    ("lnk agent chat (what it imports)", ["-c", "import lnk.cli, lnk.commands.agent, lnk.chat"], {}),
+    ("lnk agent chat -m, to an agent running", ["-c", "import asyncio, lnk.cli, lnk.chat, lnk.runfiles"], {}),
+    ("lnk agent chat, starting the agent first", ["-c", "import lnk.cli, lnk.commands.agent, lnk.chat"], {}),
     ("lnk agent start (what it imports)", ["-c", "import lnk.cli, lnk.commands.agent, lnk.prepare"], {}),
     ("python -m lnk.supervisor (before it spawns)", ["-c", "import lnk.supervisor"], {}),
     ("lnk-harness describe (once per release)", ["-m", "lnk_harness", "describe"], {"LNK_PORT": "18800"}),

@@ -4,8 +4,11 @@ key; and what holds the endpoint key (its run folder, the harness's settings) is
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -19,6 +22,7 @@ from link_plugin.endpoint import EndpointError, EndpointUnreachable, ProofFailed
 from link_plugin.harness import AgentRef
 from lnk.chat import Chat
 from lnk.cli import chat_messages
+from lnk.runfiles import Endpoint, running_chat
 from lnk.services import running
 from lnk_testing.endpoint import Answer, ScriptedHarness
 
@@ -30,7 +34,7 @@ def test_chat_sends_the_key_only_to_an_endpoint_that_proves_itself(world: World)
         impostor = FakeEndpoint(key=spec.endpoint.key if spec.endpoint else "", honest=honest).start()
         try:
             moved = spec.model_copy(update={"endpoint": EndpointRef(url=f"{impostor.origin}/v1", key=impostor.key)})
-            chat = Chat(world.agent("work"), moved, Console(stderr=True))
+            chat = Chat.of(world.agent("work"), moved, Console(stderr=True))
             with pytest.raises(EndpointError) as failed:
                 asyncio.run(chat.say("hello", lines=None, write=lambda _: None))  # type: ignore[arg-type]
         finally:
@@ -58,7 +62,7 @@ def talking(world: World) -> Iterator[tuple[Chat, ScriptedHarness]]:
     harness = ScriptedHarness(wire.new_endpoint_key(), agent=AgentRef(name=agent.name, id=agent.id, owner="o")).start()
     spec = world.spec("work").model_copy(update={"endpoint": harness.ref})
     try:
-        yield Chat(agent, spec, Console(stderr=True)), harness
+        yield Chat.of(agent, spec, Console(stderr=True)), harness
     finally:
         harness.stop()
 
@@ -123,4 +127,44 @@ def test_a_chat_with_an_agent_not_running_starts_it_first(world: World) -> None:
     world.lnk("agent", "stop", "work")
     assert world.chat("work", "hello").strip() == "ok"
     assert running(world.agent("work")) is not None
+    world.lnk("agent", "stop", "work")
+
+
+def test_a_chat_reads_a_running_agent_as_its_models_read_it(world: World) -> None:
+    """The chat to a running agent reads its files plainly (`lnk.runfiles`): what the models read,
+    and nothing at all where they'd read anything else, so that the command line answers."""
+    world.start("work")
+    agent, spec = world.agent("work"), world.spec("work")
+    assert spec.endpoint is not None
+    found = running_chat(world.layout, "work")
+    assert found is not None
+    assert (found.name, found.id, found.control) == (agent.name, agent.id, agent.run.control)
+    assert found.endpoint == Endpoint(spec.endpoint.url, spec.endpoint.key, spec.endpoint.proof)
+
+    written = agent.run.spec.read_text()
+    for endpoint in (None, {"url": spec.endpoint.url}, {**spec.endpoint.model_dump(), "proof": "yes"}):
+        agent.run.spec.write_text(json.dumps({**json.loads(written), "endpoint": endpoint}))
+        assert running_chat(world.layout, "work") is None
+    agent.run.spec.write_text(written)
+    settings = agent.config.settings.read_text()
+    agent.config.settings.write_text(settings.replace(agent.id, agent.id.upper()))
+    assert running_chat(world.layout, "work") is None
+    agent.config.settings.write_text(settings)
+    assert running_chat(world.layout, "nobody") is None
+
+    world.lnk("agent", "stop", "work")
+    assert running_chat(world.layout, "work") is None
+
+
+def test_a_message_to_a_running_agent_loads_neither_typer_nor_pydantic(world: World) -> None:
+    world.start("work")
+    said = "import sys; from lnk import cli; code = cli._chat_running('work', ['hi']); print(code, sorted(sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", said], env=world.env, capture_output=True, text=True, timeout=60, check=True
+    )
+    answer, last = done.stdout.strip().rsplit("\n", 1)
+    code, modules = last.split(" ", 1)
+    assert (answer, code) == ("ok", "0")
+    for heavy in ("'pydantic'", "'typer'", "'rich'", "'lnk.agents'", "'lnk.runstate'"):
+        assert heavy not in modules
     world.lnk("agent", "stop", "work")

@@ -16,11 +16,10 @@ from link_plugin.files import load_toml, save_toml
 from link_plugin.keys import KeyStore
 from link_plugin.layout import AgentConfig, AgentFolder, Layout
 from link_plugin.settings import AgentSettings, new_id
+from lnk.known import DEFAULT_AGENT as DEFAULT_AGENT
 from lnk.known import reserved
 from lnk.machine import load_machine
-
-DEFAULT_AGENT = "main"
-"""The first `lnk agent start` makes main: most people have one agent and never name it."""
+from lnk.runfiles import RunFolder, run_folder
 
 BLOCKS_FROM = 20000
 """Every agent but main gets its block of ports from here, unless LNK_PORTS_FROM says otherwise."""
@@ -53,33 +52,6 @@ def check_name(name: str) -> str:
             "Use up to 40 letters, digits, '-' or '_', starting with a letter or digit (and not link. or lnk-).",
         )
     return name
-
-
-@dataclass(frozen=True)
-class RunFolder:
-    """~/.config/lnk/agents/.run/<id>/: what a running agent's services keep (0700)."""
-
-    root: Path
-
-    @property
-    def spec(self) -> Path:
-        return self.root / "spec.json"
-
-    def state(self, part: str) -> Path:
-        return self.root / f"state-{part}.json"
-
-    @property
-    def control(self) -> Path:
-        """The supervisor's control socket: status and the owner's answers to tool calls."""
-        return self.root / "control.sock"
-
-    @property
-    def requests(self) -> Path:
-        return self.root / "requests"
-
-    def create(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.root.chmod(0o700)
 
 
 @dataclass(frozen=True)
@@ -118,7 +90,7 @@ class Agent:
 
     @property
     def run(self) -> RunFolder:
-        return RunFolder(self.layout.config / "agents" / ".run" / self.id)
+        return run_folder(self.layout, self.id)
 
     def save(self) -> None:
         """Written whole by rename: a crash leaves the old settings or the new, never half."""

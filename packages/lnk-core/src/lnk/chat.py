@@ -20,19 +20,20 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.markup import escape
-
-from link_plugin.approvals import Question, reads_as
 from link_plugin.backoff import Backoff
 from link_plugin.control import ControlClient
 from link_plugin.endpoint import EndpointClient, EndpointError, EndpointUnreachable, new_message_id
 from link_plugin.errors import LinkError
-from link_plugin.harness import AgentRef
-from link_plugin.wire import Thread
-from lnk.agents import Agent
-from lnk.runstate import RunSpec
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from link_plugin.approvals import Question
+    from lnk.agents import Agent
+    from lnk.runstate import RunSpec
 
 CHANNEL = "terminal"
 HOLD = 60.0
@@ -65,9 +66,10 @@ class Written:
         self.text = self._again
 
 
-def thread_of(user: str | None = None) -> Thread:
+def thread_of(user: str | None = None) -> str:
+    """The owner's conversation in the terminal, `terminal:<user>` (`Link-Thread`)."""
     chat = re.sub(r"[^A-Za-z0-9_.@+=-]", "-", user or getpass.getuser())[:128] or "owner"
-    return Thread(channel=CHANNEL, chat=chat)
+    return f"{CHANNEL}:{chat}"
 
 
 class _Broke(Exception):
@@ -97,21 +99,43 @@ class Lines:
 
 
 class Chat:
-    def __init__(self, agent: Agent, spec: RunSpec, err: Console) -> None:
+    """The owner's chat with one agent: `name`'s endpoint, through `client`; the tool calls that
+    wait for the owner, on its supervisor's `control` socket. What is said beside the answer goes
+    to `err`, a console on stderr made when first written to (a message answered plainly writes
+    none)."""
+
+    def __init__(self, name: str, client: EndpointClient, control: Path, err: Console | None = None) -> None:
+        self.name = name
+        self._err = err
+        self.client = client
+        self.thread = thread_of()
+        self.approvals = ControlClient(str(control))
+        self.asked: set[str] = set()
+        self.hold = HOLD
+
+    @classmethod
+    def of(cls, agent: Agent, spec: RunSpec, err: Console | None = None) -> Chat:
+        """A chat with `agent`, running as `spec` says."""
         if spec.endpoint is None:
             raise LinkError(
                 f"{agent.name}'s harness ({spec.harness}) answers no endpoint to chat with.",
                 f"Talk to it on its channels: `lnk agent connect telegram {agent.name}`.",
             )
-        self.agent = agent
-        self.err = err
-        self.client = EndpointClient(spec.endpoint, AgentRef(name=agent.name, id=agent.id, owner=spec.owner))
-        self.thread = thread_of()
-        self.approvals = ControlClient(str(agent.run.control))
-        self.asked: set[str] = set()
-        self.hold = HOLD
+        return cls(agent.name, EndpointClient(spec.endpoint, agent), agent.run.control, err)
+
+    @property
+    def err(self) -> Console:
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(stderr=True, highlight=False)
+        return self._err
 
     async def ask_owner(self, lines: Lines, question: Question) -> None:
+        from rich.markup import escape
+
+        from link_plugin.approvals import reads_as
+
         self.err.print(f"\n[yellow]{escape(question.wording())}[/yellow] ", end="", highlight=False)
         allow = reads_as((await lines.next()) or "") is True
         await self.approvals.answer(question.id, allow)
@@ -120,6 +144,9 @@ class Chat:
     async def watch(self, lines: Lines) -> None:
         """Ask the owner each tool call that waits for them, while an answer is being written."""
         while True:
+            # First a step later: no call waits before the model has answered the message with
+            # one, so an answer written at once asks the supervisor nothing.
+            await asyncio.sleep(0.3)
             try:
                 found = await self.approvals.waiting()
             except EndpointError:
@@ -128,7 +155,6 @@ class Chat:
                 if question.id not in self.asked:
                     self.asked.add(question.id)
                     await self.ask_owner(lines, question)
-            await asyncio.sleep(0.3)
 
     async def say(self, text: str, lines: Lines, write: Callable[[str], None]) -> None:
         key = new_message_id()
@@ -180,7 +206,7 @@ class Chat:
             sys.stdout.flush()
 
         if interactive:
-            self.err.print(f"[dim]Talking to {self.agent.name} as its owner. Ctrl-D ends.[/dim]")
+            self.err.print(f"[dim]Talking to {self.name} as its owner. Ctrl-D ends.[/dim]")
         queue = list(messages)
         while True:
             if queue:

@@ -3,7 +3,8 @@
 `lnk --version` is answered here, before any command-line machinery loads (scripts and
 installers ask it), and so is `lnk agent chat [NAME] -m TEXT...` to an agent already running:
 typer builds a pydantic adapter for every option it parses, which costs a round trip more than
-the message itself. Every other command, and any other form of those (`--help`, an agent not
+the message itself, and the chat reads what it needs of the agent's files without pydantic
+(`lnk.runfiles`). Every other command, and any other form of those (`--help`, an agent not
 running, which chat starts first), goes to the typer app of `lnk.commands.root`, whose groups and
 commands are each imported when they run: `lnk agent chat` imports only what chatting needs.
 """
@@ -72,7 +73,7 @@ def chat_messages(argv: list[str]) -> tuple[str, list[str]] | None:
     None for any other form, which the typer app answers (a text starting with `-` among them)."""
     if argv[:2] != ["agent", "chat"]:
         return None
-    from lnk.agents import DEFAULT_AGENT
+    from lnk.known import DEFAULT_AGENT
 
     name: str | None = None
     messages: list[str] = []
@@ -92,25 +93,19 @@ def chat_messages(argv: list[str]) -> tuple[str, list[str]] | None:
 
 def _chat_running(name: str, messages: list[str]) -> int | None:
     """Send `messages` to the agent `name` when it is running; None when it isn't (or doesn't
-    exist), where the typer app's chat starts it first."""
+    exist, or its files don't read plainly: `lnk.runfiles`), where the typer app's chat answers."""
     import asyncio
 
-    from rich.console import Console
-
+    from link_plugin.endpoint import EndpointClient
     from link_plugin.layout import Layout
-    from lnk.agents import load_agent
     from lnk.chat import Chat
-    from lnk.runstate import read_spec
-    from lnk.services import running
+    from lnk.runfiles import running_chat
 
-    layout = Layout.from_env()
-    if not layout.agent_config(name).settings.is_file():
+    found = running_chat(Layout.from_env(), name)
+    if found is None:
         return None
-    found = load_agent(layout, name)
-    spec = read_spec(found) if running(found) is not None else None
-    if spec is None:
-        return None
-    return asyncio.run(Chat(found, spec, Console(stderr=True, highlight=False)).run(messages))
+    chat = Chat(found.name, EndpointClient(found.endpoint, found), found.control)
+    return asyncio.run(chat.run(messages))
 
 
 def _end(code: int) -> NoReturn:

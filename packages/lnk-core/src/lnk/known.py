@@ -1,4 +1,5 @@
-"""The plugins Link knows by name: harnesses (KNOWN), memory engines (MEMORIES) and channels.
+"""The names Link knows: its plugins (harnesses in KNOWN, memory engines in MEMORIES, channels),
+the agent a name-less command means, and the names kept for Link's own services.
 
 A plugin not in these lists but on PATH as `lnk-<name>` plugs in all the same; the lists only say
 which names Link itself ships, so an unknown name can be told from a typo.
@@ -13,6 +14,9 @@ KNOWN: dict[str, str] = {
     "deepseek": "lnk-deepseek",
 }
 """Harness name -> its adapter's executable."""
+
+DEFAULT_AGENT = "main"
+"""The first `lnk agent start` makes main: most people have one agent and never name it."""
 
 DEFAULT_HARNESS = "link"
 """The harness of an agent whose settings name none: Link Harness."""

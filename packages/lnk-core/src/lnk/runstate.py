@@ -6,7 +6,6 @@ which only lnk's own processes (the supervisor, the bridges, `lnk agent chat`) r
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Literal
@@ -17,6 +16,7 @@ from link_plugin.channel import EndpointRef
 from link_plugin.files import write_atomic
 from link_plugin.sandbox import SandboxRequest
 from lnk.agents import Agent
+from lnk.runfiles import alive
 from lnk.tooldefs import ToolDef
 
 Mode = Literal["detached", "foreground", "systemd"]
@@ -94,31 +94,6 @@ def read_state(path: Path) -> PartState | None:
         return PartState.model_validate_json(path.read_text())
     except (OSError, ValueError):
         return None
-
-
-def exists(pid: int) -> bool:
-    """The process is there and not a zombie waiting for its parent."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return status.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def alive(pid: int) -> bool:
-    """The process runs and is lnk's (a pid reused by another program doesn't count)."""
-    if not exists(pid):
-        return False
-    try:
-        return b"lnk" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return True
 
 
 def live_state(agent: Agent, part: str) -> PartState | None:

@@ -18,7 +18,8 @@ from pathlib import Path
 from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
 from lnk.agents import Agent
-from lnk.runstate import PARTS, Mode, PartState, alive, exists, live_state, read_state
+from lnk.runfiles import alive, exists
+from lnk.runstate import PARTS, Mode, PartState, live_state, read_state
 
 ENV_SERVICES = "LNK_SERVICES"
 """detached or systemd: how services run, when the machine's own choice isn't wanted (tests, containers)."""

@@ -378,7 +378,7 @@ def chat(
         found = start_agent(name, StartOptions())
     spec = read_spec(found)
     assert spec is not None
-    raise typer.Exit(asyncio.run(Chat(found, spec, err).run(list(message or []))))
+    raise typer.Exit(asyncio.run(Chat.of(found, spec, err).run(list(message or []))))
 
 
 def _needs_of(found: Agent, harness: Harness) -> Needs:
