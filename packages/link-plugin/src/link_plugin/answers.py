@@ -12,9 +12,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from link_plugin.errors import ContractError
+from link_plugin.model import Model
 
 
-class Answer(BaseModel):
+class Answer(Model):
     """A model crossing the contract: unknown fields are kept, never refused."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)

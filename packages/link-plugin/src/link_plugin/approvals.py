@@ -18,7 +18,9 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from link_plugin.model import Model
 
 if TYPE_CHECKING:
     from link_plugin.control import ApprovalsClient as ApprovalsClient
@@ -27,7 +29,7 @@ YES = frozenset({"y", "yes", "ok", "allow", "sure"})
 NO = frozenset({"n", "no", "deny", "refuse", "stop"})
 
 
-class Question(BaseModel):
+class Question(Model):
     """One tool call waiting for the owner."""
 
     id: str

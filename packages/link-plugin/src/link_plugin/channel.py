@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from link_plugin.answers import Answer
 from link_plugin.contract import CONTRACT_COMMAND, Command
 from link_plugin.harness import AgentRef, Done
+from link_plugin.model import Model
 
 ENV_AGENT = "LNK_AGENT"
 ENV_AGENT_ID = "LNK_AGENT_ID"
@@ -27,7 +28,7 @@ ENV_CHANNEL_TAKEN = "LNK_CHANNEL_TAKEN"
 _CONTEXT = (ENV_AGENT, ENV_AGENT_ID, ENV_CHANNEL_DIR, ENV_CHANNEL_TAKEN)
 
 
-class SecretField(BaseModel):
+class SecretField(Model):
     name: str
     """Its key name in Link's keys, e.g. bot-token."""
     prompt: str
@@ -51,7 +52,7 @@ class Connected(Answer):
     """Secret fields by name, stored in Link's keys and handed only to the bridge."""
 
 
-class EndpointRef(BaseModel):
+class EndpointRef(Model):
     url: str
     key: str
     proof: bool = True

@@ -7,16 +7,15 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from link_plugin.calls import PluginProgram
 from link_plugin.contract import Kind
 from link_plugin.errors import LinkError
+from link_plugin.model import Model
 
 PREFIX = "lnk-"
 
 
-class Found(BaseModel):
+class Found(Model):
     """One executable found on PATH, and what its `contract` said (or why it said nothing)."""
 
     executable: str

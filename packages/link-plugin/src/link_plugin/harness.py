@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from link_plugin.answers import Answer
 from link_plugin.contract import CONTRACT_COMMAND, Command
+from link_plugin.model import Model
 from link_plugin.permissions import NAMES as PERMISSION_NAMES
 
 ENV_PORT = "LNK_PORT"
@@ -30,7 +31,7 @@ DEFAULT_PORT_COUNT = 200
 # --- the answers ---------------------------------------------------------------------------
 
 
-class Need(BaseModel):
+class Need(Model):
     """A permission the harness needs beyond the defaults, in its own words."""
 
     name: str
@@ -45,7 +46,7 @@ class Need(BaseModel):
         return name
 
 
-class Risk(BaseModel):
+class Risk(Model):
     """Something running the harness opens that no permission names."""
 
     name: str
@@ -187,13 +188,13 @@ def ask_each() -> Description:
 # --- what the core hands the adapter (LNK_SETTINGS) ---------------------------------------
 
 
-class AgentRef(BaseModel):
+class AgentRef(Model):
     name: str
     id: str = Field(pattern=r"^[a-z0-9]{12}$")
     owner: str
 
 
-class ModelRef(BaseModel):
+class ModelRef(Model):
     name: str
     """e.g. claude-sonnet-5-5, gpt-6-luna, openrouter/auto, local/qwen3."""
     provider: Literal["anthropic", "openai", "openrouter", "local"]
@@ -205,14 +206,14 @@ class ModelRef(BaseModel):
     Given to `start` only."""
 
 
-class AgentFolders(BaseModel):
+class AgentFolders(Model):
     agent: str
     home: str
     chats: str
     harness_home: str
 
 
-class Turns(BaseModel):
+class Turns(Model):
     busy: Literal["steer", "queue", "stop"] = "steer"
     renew: float = Field(default=10.0, gt=0)
     lapse: float = Field(default=60.0, gt=0)

@@ -12,14 +12,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from link_plugin.errors import LinkError
+from link_plugin.model import Model
 
 CHUNK = 1 << 20
 
 
-class Pinned(BaseModel):
+class Pinned(Model):
     """One file: where it comes from, and the SHA-256 it must have."""
 
     name: str

@@ -20,10 +20,11 @@ other part. It reads the agent's grants itself (`sandbox.toml`, the harness's gr
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from link_plugin.answers import Answer
 from link_plugin.harness import Needs
+from link_plugin.model import Model
 from link_plugin.sandbox_terms import ANY_HOST, PROXY_PORT, TOOLS_PATH, Mode, proxy_url, tool_url
 
 
@@ -98,7 +99,7 @@ class Grants(Answer):
     """Grants that don't hold as written (a host list with lan), said to the owner."""
 
 
-class PermissionInfo(BaseModel):
+class PermissionInfo(Model):
     name: str
     on_by_default: bool
     what: str

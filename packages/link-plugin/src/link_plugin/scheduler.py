@@ -19,10 +19,11 @@ import os
 import secrets
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from link_plugin.channel import EndpointRef
 from link_plugin.harness import AgentRef
+from link_plugin.model import Model
 
 ENV_AGENTS = "LNK_SCHEDULER_AGENTS"
 """The tool's: a JSON object of the owner's other agents here, by name, to `Peer`."""
@@ -30,14 +31,14 @@ ENV_NARROWS = "LNK_SCHEDULER_NARROWS"
 """The tool's: `1` when the agent's harness narrows a conversation's tools (its endpoint says `tools`)."""
 
 
-class Peer(BaseModel):
+class Peer(Model):
     """Another agent of the same owner, as the tool sends it a message: into its scheduler's state."""
 
     id: str
     state: str
 
 
-class Scheduled(BaseModel):
+class Scheduled(Model):
     """A message kept until it is due, as the tool answers it and `lnk-scheduler list` lists it."""
 
     id: str
@@ -53,13 +54,13 @@ class Scheduled(BaseModel):
     tools: list[str] | None = None
 
 
-class Schedules(BaseModel):
+class Schedules(Model):
     """`lnk-scheduler list --json`: the schedules, soonest first."""
 
     schedules: list[Scheduled] = Field(default_factory=list)
 
 
-class RunnerSpec(BaseModel):
+class RunnerSpec(Model):
     """What the runner reads on stdin."""
 
     contract: int
@@ -72,7 +73,7 @@ class RunnerSpec(BaseModel):
     first; none, and it is kept in the runner's log alone."""
 
 
-class Notice(BaseModel):
+class Notice(Model):
     """An answer to show in a channel."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")

@@ -6,9 +6,10 @@ import secrets
 import string
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from link_plugin.harness import Turns
+from link_plugin.model import Model
 
 ID_ALPHABET = string.ascii_lowercase + string.digits
 ID_LENGTH = 12
@@ -19,7 +20,7 @@ def new_id() -> str:
     return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
 
 
-class _Settings(BaseModel):
+class _Settings(Model):
     # A file written by a newer lnk keeps what this one doesn't know.
     model_config = ConfigDict(extra="allow")
 

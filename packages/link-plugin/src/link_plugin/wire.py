@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from link_plugin.headers import AGENT as AGENT
 from link_plugin.headers import AGENT_ID as AGENT_ID
@@ -36,6 +36,7 @@ from link_plugin.headers import narrow as narrow
 from link_plugin.headers import parse_hops as parse_hops
 from link_plugin.headers import parse_message_id as parse_message_id
 from link_plugin.headers import parse_tools as parse_tools
+from link_plugin.model import Model
 from link_plugin.proof import CHALLENGE_BYTES as CHALLENGE_BYTES
 from link_plugin.proof import PROOF_PATH as PROOF_PATH
 from link_plugin.proof import new_challenge as new_challenge
@@ -48,7 +49,7 @@ _CHAT = re.compile(r"^[A-Za-z0-9_.@+=-]{1,128}$")
 _FROM_MAX = 200
 
 
-class Thread(BaseModel):
+class Thread(Model):
     """`Link-Thread: <channel>:<chat id>`, the conversation a message belongs to."""
 
     channel: str
@@ -73,14 +74,14 @@ class Thread(BaseModel):
         return str(self)
 
 
-class Sender(BaseModel):
+class Sender(Model):
     """Who a message is from when it isn't the owner, and how many hops it came."""
 
     who: str = Field(max_length=_FROM_MAX)
     hops: int = 0
 
 
-class RequestHeaders(BaseModel):
+class RequestHeaders(Model):
     """The Link headers of one request, parsed."""
 
     agent: str | None = None
@@ -118,15 +119,15 @@ class RequestHeaders(BaseModel):
         )
 
 
-class ProofRequest(BaseModel):
+class ProofRequest(Model):
     challenge: str = Field(min_length=2 * CHALLENGE_BYTES, max_length=2 * CHALLENGE_BYTES)
 
 
-class ProofAnswer(BaseModel):
+class ProofAnswer(Model):
     proof: str
 
 
-class Undelivered(BaseModel):
+class Undelivered(Model):
     """A finished answer nobody waited for, kept until the bridge confirms it was sent."""
 
     id: str
@@ -134,9 +135,9 @@ class Undelivered(BaseModel):
     content: str
 
 
-class RecoverAnswer(BaseModel):
+class RecoverAnswer(Model):
     answers: list[Undelivered] = Field(default_factory=list)
 
 
-class RecoverConfirm(BaseModel):
+class RecoverConfirm(Model):
     sent: list[str]

@@ -23,9 +23,10 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from link_plugin.files import write_atomic
+from link_plugin.model import Model
 
 KEEP = 4096
 """Answer ids remembered: far more than can come back from one restart of the harness."""
@@ -33,7 +34,7 @@ FILE = "bridge-shown.json"
 """The record's name in the channel's folder."""
 
 
-class Record(BaseModel):
+class Record(Model):
     shown: list[str] = []
     """Ids of answers shown, oldest first."""
 
