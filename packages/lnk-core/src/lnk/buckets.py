@@ -20,6 +20,7 @@ from link_plugin.answers import parse_answer
 from link_plugin.bucket import Copied, Deleted, IndexVersion
 from link_plugin.calls import PluginProgram
 from link_plugin.errors import ExitCode, LinkError
+from link_plugin.model import Model
 from lnk.plugins import require
 
 BUCKET = "lnk-bucket"
@@ -31,7 +32,7 @@ TIMEOUT = 24 * 3600.0
 on a remote that stops answering."""
 
 
-class Identity(BaseModel):
+class Identity(Model):
     """`lnk-agent.json`: what a restore needs to bring the agent back as itself, and no more."""
 
     id: str
@@ -61,7 +62,7 @@ def _ask(model: type[M], *args: str) -> M:
     return parse_answer(model, asked.stdout, source=f"{BUCKET} {args[0]}")
 
 
-class _Failure(BaseModel):
+class _Failure(Model):
     error: str
     hint: str | None = None
 

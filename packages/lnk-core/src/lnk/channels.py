@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from link_plugin.calls import PluginProgram
 from link_plugin.channel import (
@@ -22,12 +22,13 @@ from link_plugin.channel import (
 )
 from link_plugin.contract import Kind
 from link_plugin.errors import LinkError
+from link_plugin.model import Model
 from lnk.agents import Agent, all_agents
 from lnk.known import CHANNELS
 from lnk.plugins import plugin_for
 
 
-class ChannelEntry(BaseModel):
+class ChannelEntry(Model):
     model_config = ConfigDict(extra="allow")
 
     identity: str

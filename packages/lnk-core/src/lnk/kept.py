@@ -15,17 +15,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from link_plugin.answers import Answer
 from link_plugin.contract import CONTRACT_VERSION
 from link_plugin.files import write_atomic
 from link_plugin.layout import Layout
+from link_plugin.model import Model
 
 A = TypeVar("A", bound=Answer)
 
 
-class Kept(BaseModel):
+class Kept(Model):
     release: list[str | int]
     """[resolved path, size, modification time in ns, lnk's contract version]: whom it was asked of."""
     answer: dict[str, Any]

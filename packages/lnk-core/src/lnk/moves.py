@@ -37,13 +37,14 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 import tomli_w
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from link_plugin.channel import ChannelState
 from link_plugin.contract import Kind
 from link_plugin.errors import LinkError
 from link_plugin.files import SettingsError, load_toml, read_toml, save_toml, write_atomic
 from link_plugin.layout import Layout
+from link_plugin.model import Model
 from link_plugin.settings import AgentSettings
 from lnk import __version__
 from lnk.agents import Agent, all_agents, check_name, load_agent
@@ -73,7 +74,7 @@ network, its programs) to an agent whose grants another machine wrote."""
 # --- notes of agents that left ------------------------------------------------------------------
 
 
-class MovedNote(BaseModel):
+class MovedNote(Model):
     """~/.config/lnk/agents/.moved/<id>.toml: where an agent went, and its files kept here."""
 
     name: str
@@ -292,7 +293,7 @@ def take_grants(streamed: dict[str, Any], kept_here: dict[str, Any] | None) -> T
     return Taken({k: v for k, v in grants.items() if v != []}, withheld)
 
 
-class Receipt(BaseModel):
+class Receipt(Model):
     """What receive prints once the agent answers where it went, and `sent` reads."""
 
     receipt: str = "lnk-move"

@@ -42,6 +42,7 @@ from typing import IO, Any, Protocol
 from pydantic import BaseModel, Field, ValidationError
 
 from link_plugin.errors import LinkError
+from link_plugin.model import Model
 from lnk.trees import relative_path, walk
 
 FORMAT = 2
@@ -64,7 +65,7 @@ class MoveError(LinkError):
     """A stream that can't be taken as it is; nothing on the receiving side was changed."""
 
 
-class Header(BaseModel):
+class Header(Model):
     """The first line."""
 
     lnk_move: int
@@ -72,13 +73,13 @@ class Header(BaseModel):
     """The agent's grants (sandbox.toml) on the machine that wrote the stream."""
 
 
-class AgentRef(BaseModel):
+class AgentRef(Model):
     name: str
     id: str = Field(pattern=r"^[a-z0-9]{12}$")
     owner: str
 
 
-class Manifest(BaseModel):
+class Manifest(Model):
     """lnk-move-2.json: what the stream carries, read before anything of it is unpacked."""
 
     format: int = FORMAT
@@ -95,7 +96,7 @@ class Manifest(BaseModel):
     sent: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
-class End(BaseModel):
+class End(Model):
     files: int
     bytes: int
 

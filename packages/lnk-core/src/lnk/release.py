@@ -23,12 +23,13 @@ from typing import Literal
 
 from packaging.tags import sys_tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from link_plugin.answers import describe_errors
 from link_plugin.errors import LinkError
 from link_plugin.files import load_toml
 from link_plugin.layout import Layout
+from link_plugin.model import Model
 from link_plugin.settings import MachineSettings
 from lnk.signing import SUFFIX, PublicKey, SignatureError, release_key, verify
 
@@ -48,7 +49,7 @@ class ReleaseError(LinkError):
     """The release index can't be read, or holds something other than what Link signed."""
 
 
-class _Model(BaseModel):
+class _Model(Model):
     # A manifest written by a newer release keeps what this lnk doesn't know.
     model_config = ConfigDict(extra="allow")
 

@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from link_plugin.channel import EndpointRef
 from link_plugin.files import write_atomic
+from link_plugin.model import Model
 from link_plugin.sandbox import SandboxRequest
 from lnk.agents import Agent
 from lnk.runfiles import alive
@@ -23,7 +24,7 @@ Mode = Literal["detached", "foreground", "systemd"]
 PARTS = ("harness", "bridges")
 
 
-class RunSpec(BaseModel):
+class RunSpec(Model):
     agent: str
     id: str
     owner: str
@@ -55,7 +56,7 @@ class RunSpec(BaseModel):
     made: float = Field(default_factory=time.time)
 
 
-class Child(BaseModel):
+class Child(Model):
     pid: int | None = None
     state: Literal["starting", "running", "restarting", "failed", "stopped"] = "starting"
     restarts: int = 0
@@ -64,7 +65,7 @@ class Child(BaseModel):
     detail: str = ""
 
 
-class PartState(BaseModel):
+class PartState(Model):
     pid: int
     state: Literal["starting", "running", "failed", "stopped"] = "starting"
     mode: Mode

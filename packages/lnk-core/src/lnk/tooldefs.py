@@ -10,11 +10,12 @@ from __future__ import annotations
 import re
 import time
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from link_plugin.errors import LinkError
 from link_plugin.files import load_toml, save_toml
 from link_plugin.layout import Layout
+from link_plugin.model import Model
 from lnk.known import reserved
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -22,7 +23,7 @@ LINKS_OWN = ("memory-", "scheduler-")
 """Tool names Link gives an agent's own tools."""
 
 
-class ToolDef(BaseModel):
+class ToolDef(Model):
     name: str
     argv: list[str] = Field(default_factory=list)
     """An MCP server over stdio, wrapped by the bridge."""
