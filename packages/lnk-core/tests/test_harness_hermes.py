@@ -34,16 +34,46 @@ pytestmark = [
 ]
 
 
+def _link_tree(source: Path, target: Path) -> None:
+    """`source` copied to `target` as hard links (a copy where links can't be made), renamed into
+    place whole, as lnk-hermes itself puts a release in its store."""
+    if target.exists():
+        return
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    making = target.with_name(f"{target.name}.linking-{os.getpid()}")
+    shutil.rmtree(making, ignore_errors=True)
+    shutil.copytree(source, making, symlinks=True, copy_function=link)
+    try:
+        os.rename(making, target)
+    except OSError:  # another process put it there first
+        shutil.rmtree(making, ignore_errors=True)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def store(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Hermes Agent in lnk-hermes's shared store (lnk's environment), built once from PyPI outside
-    any sandbox: each agent's install then only links to it."""
+    """Hermes Agent in lnk-hermes's shared store (lnk's environment, which every sandbox reads),
+    so each agent's install only links to it. Building it from PyPI takes minutes: it is built once
+    per machine in the user's cache folder, where lnk-hermes's own tests keep theirs, and linked
+    from there into a new environment's store, where `install` finds it whole and of this pin."""
+    from lnk_hermes import release
+
     home = tmp_path_factory.mktemp("hermes-store")
-    adapter = Path(sys.executable).parent / "lnk-hermes"
-    done = subprocess.run(
-        [str(adapter), "install"], env={**os.environ, "HOME": str(home)}, capture_output=True, text=True, timeout=1800
-    )
-    assert done.returncode == 0, f"lnk-hermes install failed (is PyPI reachable?): {done.stderr or done.stdout}"
+    adapter = [str(Path(sys.executable).parent / "lnk-hermes"), "install"]
+    env = {**os.environ, "HOME": str(home)}
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lnk-hermes"
+    for store in (cache, release.store()):
+        if store != cache:
+            _link_tree(cache / release.folder_name(), store / release.folder_name())
+        done = subprocess.run(
+            adapter, env={**env, release.ENV_STORE: str(store)}, capture_output=True, text=True, timeout=1800
+        )
+        assert done.returncode == 0, f"lnk-hermes install failed (is PyPI reachable?): {done.stderr or done.stdout}"
 
 
 def test_hermes_answers_in_the_sandbox_through_the_proxy_and_never_holds_the_key(world: World) -> None:
