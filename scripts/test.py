@@ -7,7 +7,9 @@ first. Each one's output is kept and printed whole when it ends, so the log read
 package. Each gets a stretch of test ports of its own (LNK_TEST_PORTS, read by the conformance
 kit's `free_block`), so two packages running at once never reach for the same port. The
 end-to-end suite comes last and alone: it runs Link on Link's own ports, as a person would, so two
-runs of it on one machine take turns (a lock in the temporary folder).
+runs of it on one machine take turns (a lock in the temporary folder). The summary gives each
+folder's wall time and its CPU time, agents that detached included (scripts/cpu_time.py): on a
+machine of two cores, the CPU is what the whole run can't go below.
 
 First, what the tests need from the system (bubblewrap, minisign, ...) is checked, and installed
 when it can be (scripts/host_tools.py): a machine without it stops in a second with one line.
@@ -71,15 +73,20 @@ class Ran:
     code: int
     seconds: float
     output: str
+    cpu: float | None = None
+    """User and system seconds of its tests and everything they started; None if not counted."""
+    left: int = 0
+    """Processes its tests started that still ran after them."""
 
 
 def run(folder: Path, ports: range) -> Ran:
     """One folder's tests, its output kept in a file until they end."""
     env = {**os.environ, "LNK_TEST_PORTS": f"{ports.start}-{ports.stop - 1}"}
     started = time.monotonic()
-    with tempfile.TemporaryFile() as output:
+    with tempfile.TemporaryFile() as output, tempfile.NamedTemporaryFile(suffix=".json") as used:
         code = subprocess.call(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout", "600"],
+            [sys.executable, str(Path(__file__).with_name("cpu_time.py")), used.name]
+            + [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout", "600"],
             cwd=folder,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -88,11 +95,25 @@ def run(folder: Path, ports: range) -> Ran:
         )
         output.seek(0)
         text = output.read().decode(errors="replace")
-    return Ran(str(folder.relative_to(ROOT)), code, time.monotonic() - started, text)
+        try:
+            counted = json.loads(Path(used.name).read_text())
+        except (OSError, ValueError):
+            counted = None
+    ran = Ran(str(folder.relative_to(ROOT)), code, time.monotonic() - started, text)
+    if counted:
+        ran.cpu, ran.left = counted["user"] + counted["system"], counted["left"]
+    return ran
+
+
+def seconds(ran: Ran) -> str:
+    """Its wall time, its CPU time and what it left running."""
+    cpu = "" if ran.cpu is None else f", {ran.cpu:.0f} s CPU"
+    left = f", {ran.left} processes left running" if ran.left else ""
+    return f"{ran.seconds:.0f} s{cpu}{left}"
 
 
 def show(ran: Ran) -> None:
-    print(f"\n=== {ran.name} ({ran.seconds:.0f} s) ===\n{ran.output}", end="", flush=True)
+    print(f"\n=== {ran.name} ({seconds(ran)}) ===\n{ran.output}", end="", flush=True)
 
 
 def side_by_side(folders: list[Path], jobs: int) -> list[Ran]:
@@ -148,9 +169,10 @@ def main(argv: list[str]) -> int:
             fcntl.flock(lock, fcntl.LOCK_EX)
             results.append(run(folder, PORTS))
         show(results[-1])
-    print(f"\n=== summary ({time.monotonic() - started:.0f} s, {args.jobs} at once) ===")
+    cpu = sum(ran.cpu or 0 for ran in results)
+    print(f"\n=== summary ({time.monotonic() - started:.0f} s, {cpu:.0f} s CPU, {args.jobs} at once) ===")
     for ran in results:
-        print(f"{'ok    ' if ran.code == 0 else 'FAILED'} {ran.name} ({ran.seconds:.0f} s)")
+        print(f"{'ok    ' if ran.code == 0 else 'FAILED'} {ran.name} ({seconds(ran)})")
     return 0 if all(ran.code == 0 for ran in results) else 1
 
 
