@@ -1,15 +1,17 @@
-"""Run every package's tests, each package in a pytest process of its own, several at once, then the
-end-to-end suite alone.
+"""Run every package's tests and the end-to-end suite, each in a pytest process of its own, several
+at once.
 
 Most of a package's test time is waiting (for a process to start, a socket, a fake service's
 answer), so packages run side by side, `--jobs` at a time (LNK_TEST_JOBS, else 3), the largest
 first. Each one's output is kept and printed whole when it ends, so the log reads package by
 package. Each gets a stretch of test ports of its own (LNK_TEST_PORTS, read by the conformance
 kit's `free_block`), so two packages running at once never reach for the same port. The
-end-to-end suite comes last and alone: it runs Link on Link's own ports, as a person would, so two
-runs of it on one machine take turns (a lock in the temporary folder). The summary gives each
-folder's wall time and its CPU time, agents that detached included (scripts/cpu_time.py): on a
-machine of two cores, the CPU is what the whole run can't go below.
+end-to-end suite starts first, as one of them: it is the longest and mostly waits (for installs,
+starts, a schedule's minute), and it runs Link on the ports a person's Link takes (blocks from
+20000), which no package's tests reach for. Two runs of it on one machine take turns (a lock in the
+temporary folder). The summary gives each folder's wall time and its CPU time, agents that
+detached included (scripts/cpu_time.py): on a machine of two cores, the CPU is what the whole run
+can't go below.
 
 First, what the tests need from the system (bubblewrap, minisign, ...) is checked, and installed
 when it can be (scripts/host_tools.py): a machine without it stops in a second with one line.
@@ -22,6 +24,7 @@ python scripts/test.py --jobs 1      # one package at a time
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import json
 import os
@@ -36,7 +39,7 @@ from pathlib import Path
 import host_tools
 
 ROOT = Path(__file__).resolve().parent.parent
-ALONE = "tests-e2e"
+E2E = "tests-e2e"
 PORTS = range(24000, 32000)
 """The test ports shared out between packages running at once: above the blocks Link gives agents
 (from 20000), below the kernel's ephemeral ports."""
@@ -80,8 +83,17 @@ class Ran:
 
 
 def run(folder: Path, ports: range) -> Ran:
-    """One folder's tests, its output kept in a file until they end."""
+    """One folder's tests, its output kept in a file until they end; the end-to-end suite's once no
+    other run of it holds the machine's lock."""
     env = {**os.environ, "LNK_TEST_PORTS": f"{ports.start}-{ports.stop - 1}"}
+    with contextlib.ExitStack() as held:
+        if folder.name == E2E:
+            lock = held.enter_context(open(Path(tempfile.gettempdir()) / "lnk-e2e.lock", "w"))
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        return _pytest(folder, env)
+
+
+def _pytest(folder: Path, env: dict[str, str]) -> Ran:
     started = time.monotonic()
     with tempfile.TemporaryFile() as output, tempfile.NamedTemporaryFile(suffix=".json") as used:
         code = subprocess.call(
@@ -117,14 +129,15 @@ def show(ran: Ran) -> None:
 
 
 def side_by_side(folders: list[Path], jobs: int) -> list[Ran]:
-    """The folders' tests, `jobs` at a time, each on a stretch of ports that is its own while it runs."""
+    """The folders' tests, `jobs` at a time, each on a stretch of ports that is its own while it runs:
+    the end-to-end suite first, then the longest first."""
     share = len(PORTS) // jobs
     stretches = [range(PORTS.start + i * share, PORTS.start + (i + 1) * share) for i in range(jobs)]
     try:
         times = {str(k): float(v) for k, v in json.loads(TIMES.read_text()).items()}
     except (OSError, ValueError, AttributeError):
         times = {}
-    waiting = sorted(folders, key=lambda folder: expected(folder, times), reverse=True)
+    waiting = sorted(folders, key=lambda folder: (folder.name == E2E, expected(folder, times)), reverse=True)
     results: list[Ran] = []
     running: dict[Future[Ran], range] = {}
     with ThreadPoolExecutor(jobs) as pool:
@@ -163,12 +176,7 @@ def main(argv: list[str]) -> int:
         print(problem, file=sys.stderr)
         return 2
     started = time.monotonic()
-    results = side_by_side([s for s in chosen if s.name != ALONE], args.jobs)
-    for folder in (s for s in chosen if s.name == ALONE):
-        with open(Path(tempfile.gettempdir()) / "lnk-e2e.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            results.append(run(folder, PORTS))
-        show(results[-1])
+    results = side_by_side(chosen, args.jobs)
     cpu = sum(ran.cpu or 0 for ran in results)
     print(f"\n=== summary ({time.monotonic() - started:.0f} s, {cpu:.0f} s CPU, {args.jobs} at once) ===")
     for ran in results:
