@@ -46,9 +46,11 @@ PYTHON = sys.executable
 TOOL = [PYTHON, tool_server.__file__]
 
 STARTS_NOTHING = {
-    ("agent", name)
-    for name in ("keys", "status", "list", "logs", "stop", "delete", "permissions", "allow", "deny", "approvals")
-} | {("sandbox", "tool")}
+    *(("agent", name) for name in ("keys", "status", "list", "logs", "stop", "delete", "permissions", "allow")),
+    *(("agent", name) for name in ("deny", "approvals", "schedules", "cancel")),
+    ("sandbox", "tool"),
+    *(("bucket", name) for name in ("set", "show", "delete")),  # `bucket config` becomes rclone (exec)
+}
 """Commands that start no process outliving them: run in this process (see the module's docstring)."""
 
 PORTS = 40
