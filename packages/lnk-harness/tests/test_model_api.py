@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+import trustme
 from conftest import MAIN
 from helpers import Harness, say, settings_for
 from listing import tools_listed
@@ -108,3 +110,38 @@ def test_a_model_that_fails_says_so_and_loses_nothing(tmp_path: Path, provider: 
         assert say(harness, "now?", "kit:fail") == (200, "better now")
         shown = [m["content"] for m in provider.requests[-1].json["messages"][1:]]
         assert shown == ["are you there?", "now?"], "the message the model never answered is still there"
+
+
+def test_a_model_over_tls_answers_only_for_a_certificate_of_its_name_that_its_authorities_signed(
+    tmp_path: Path,
+) -> None:
+    """As with wired keys off, where the harness speaks TLS to the provider itself: the certificate
+    is verified against the authorities httpx trusts (SSL_CERT_FILE here, a test's own CA), and the
+    name it was issued for is checked, even though those authorities are read only at the first
+    handshake."""
+    authority = trustme.CA()
+    trusted = tmp_path / "authority.pem"
+    authority.cert_pem.write_to_path(str(trusted))
+    for name, issued_for in (("right", "127.0.0.1"), ("wrong", "localhost")):
+        certificate = tmp_path / f"{name}.pem"
+        authority.issue_cert(issued_for).private_key_and_cert_chain_pem.write_to_path(str(certificate))
+        with StandInProvider(certificate=certificate) as served:
+            assert served.url.startswith("https://127.0.0.1:")
+            served.script(Reply(text="over TLS"))
+            for trust in (str(trusted), ""):  # the test's CA, then certifi's bundle, which doesn't hold it
+                settings = settings_for(tmp_path / f"{name}{bool(trust)}", MAIN, served.url)
+                with Harness([settings], env={"SSL_CERT_FILE": trust, "SSL_CERT_DIR": ""}) as harness:
+                    thread = wire.Thread(channel="telegram", chat=f"tls{name}{bool(trust)}")
+                    if name == "right" and trust:
+                        assert say(harness, "hi", str(thread)) == (200, "over TLS")
+                        continue
+
+                    async def refused(thread: wire.Thread = thread) -> str:
+                        async with harness.client().chat("hi", thread) as reply:
+                            return await reply.text()
+
+                    with pytest.raises(Exception, match="CERTIFICATE_VERIFY_FAILED") as failed:
+                        asyncio.run(refused())
+                    reason = "address mismatch" if trust else "unable to get local issuer certificate"
+                    assert reason in str(failed.value)
+            assert len(served.requests) == (name == "right"), "the model is asked only over a verified connection"

@@ -22,6 +22,7 @@ from link_plugin import LinkError, sse
 from link_plugin.harness import ModelRef
 from link_plugin.providers import PROVIDERS
 from lnk_harness.events import Asked
+from lnk_harness.tls import DeferredTrust
 from lnk_harness.tools import ToolSpec
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -49,8 +50,9 @@ def api_of(model: ModelRef) -> Literal["openai", "anthropic"]:
 
 
 def new_http() -> httpx.AsyncClient:
-    # trust_env: in the sandbox HTTP_PROXY names Link's proxy, which adds the key.
-    return httpx.AsyncClient(trust_env=True, timeout=httpx.Timeout(300.0, connect=15.0))
+    # trust_env: in the sandbox HTTP_PROXY names Link's proxy, which adds the key. The TLS context
+    # (one, shared by the client and any proxy it mounts) reads its authorities at its first use.
+    return httpx.AsyncClient(trust_env=True, verify=DeferredTrust(), timeout=httpx.Timeout(300.0, connect=15.0))
 
 
 async def stream(
