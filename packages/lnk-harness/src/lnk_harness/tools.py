@@ -7,11 +7,16 @@ tells its tool, in `_meta`, which conversation called: its tools, its thread and
 message came (`link_plugin.wire.META_*`), so a tool acting for it (Link Scheduler) acts no wider.
 
 Servers are listed when a turn first needs them, never before: a harness that answered nothing
-yet holds no MCP client (about 1 s and 26 MiB). A step waits at most `FIRST_WAIT` for a server it
-never listed (the memory tool may still be starting), or `FIRST_LOAD_WAIT` while the MCP client
-is still loading (the first turn after a start: a question asked days later, after a restart,
-needs its memory as much as any); it then goes to the model without that server's tools, which
-come at the next step or turn, as soon as the listing is back. A listing older than
+yet holds no MCP client (about 1 s and 24 MiB). Each server has one HTTP client, made with the
+SDK's MCP timeouts the first time it is listed, off the event loop, and kept for every session
+opened to it after, listings and calls alike: a client of its own per session read the system's
+authorities each time (0.1–0.3 s of every turn that called a tool, on a loaded machine).
+
+A step waits at most `FIRST_WAIT` for a server it never listed (the memory tool may still be
+starting), or `FIRST_LOAD_WAIT` while the MCP client is still loading (the first turn after a
+start: a question asked days later, after a restart, needs its memory as much as any); it then
+goes to the model without that server's tools, which come at the next step or turn, as soon as
+the listing is back. A listing older than
 `LISTING_TTL` is used while it is asked again, so no later step waits for one.
 """
 
@@ -29,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 from link_plugin.wire import META_HOPS, META_THREAD, META_TOOLS
 
 if TYPE_CHECKING:
+    import httpx2
     from mcp import Client
     from mcp_types import CallToolResult, RequestParamsMeta
 
@@ -108,6 +114,22 @@ class Toolbox:
     ttl: float = LISTING_TTL
     _listings: dict[str, tuple[float, list[ToolSpec]]] = field(default_factory=dict)
     _asking: dict[str, asyncio.Task[list[ToolSpec]]] = field(default_factory=dict)
+    _http: dict[str, httpx2.AsyncClient] = field(default_factory=dict)
+
+    async def open(self, server: str, read_timeout: float) -> Client:
+        """A session to `server`, not yet entered, over that server's own HTTP client (one per
+        server, so nothing one server sets, a cookie say, ever goes to another)."""
+        await _load_client()
+        from mcp import Client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        if server not in self._http:
+            # Made off the event loop: it reads the system's authorities (for a server on https).
+            made = await asyncio.to_thread(create_mcp_http_client)
+            self._http.setdefault(server, made)  # one made meanwhile, by a session opened beside, stays
+        transport = streamable_http_client(self.addresses[server], http_client=self._http[server])
+        return Client(transport, read_timeout_seconds=read_timeout)
 
     def _listing(self, server: str) -> asyncio.Task[list[ToolSpec]]:
         """The server's listing being asked: one at a time per server, turns arriving together share it."""
@@ -131,12 +153,9 @@ class Toolbox:
         return [self._listings.get(server, (0.0, []))[1] for server in servers]
 
     async def _ask_listing(self, server: str) -> list[ToolSpec]:
-        await _load_client()
-        from mcp import Client
-
         specs: list[ToolSpec] = []
         try:
-            async with Client(self.addresses[server], read_timeout_seconds=LIST_TIMEOUT) as client:
+            async with await self.open(server, LIST_TIMEOUT) as client:
                 cursor: str | None = None
                 for _ in range(MAX_PAGES):
                     page = await client.list_tools(cursor=cursor)
@@ -196,9 +215,7 @@ class ToolCalls:
 
     async def _client(self, server: str) -> Client:
         if server not in self._clients:
-            from mcp import Client
-
-            client = Client(self._toolbox.addresses[server], read_timeout_seconds=CALL_TIMEOUT)
+            client = await self._toolbox.open(server, CALL_TIMEOUT)
             self._clients[server] = await self._stack.enter_async_context(client)
         return self._clients[server]
 
