@@ -26,6 +26,10 @@ def serve(paths: list[Path], own: Path | None, port: int | None) -> int:
     from lnk_harness import agents, model, server
 
     logging.basicConfig(level=logging.INFO, format="lnk-harness: %(message)s")
+    for client in ("httpx", "httpx2"):
+        # Their line per request (the model's, each tool's) is written before the first token, every
+        # step; a request that fails is said by the harness itself, with what it was for.
+        logging.getLogger(client).setLevel(logging.WARNING)
     if not paths:
         print(f"lnk-harness serve: no agent: set {ENV_SETTINGS} or pass --settings FILE.", file=sys.stderr)
         return 2
