@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,9 +108,12 @@ def headers(number: int, thread: str) -> dict[str, str]:
     }
 
 
-async def first_token(client: httpx.AsyncClient, url: str, head: dict[str, str], text: str) -> float:
-    """Seconds to the first content delta, reading the rest of the answer after."""
-    body = {**BODY, "messages": [{"role": "user", "content": text}]}
+async def first_token(
+    client: httpx.AsyncClient, url: str, head: dict[str, str], text: str, before: Sequence[object] = ()
+) -> float:
+    """Seconds to the first content delta, reading the rest of the answer after (`before`: messages
+    sent ahead of this one, as a conversation's window is)."""
+    body = {**BODY, "messages": [*before, {"role": "user", "content": text}]}
     started = time.perf_counter()
     first = 0.0
     async with client.stream("POST", url, headers=head, json=body) as response:
@@ -205,6 +208,16 @@ async def start_to_answer(provider: StandIns, root: Path, tools: dict[str, str],
     return statistics.median(times)
 
 
+def bare_start(runs: int = 5) -> float:
+    """The anchor of a start: an interpreter that does nothing (`python -c pass`), median of `runs`."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 async def memory(provider: StandIns, root: Path) -> tuple[int, int, int]:
     """(idle RSS of one agent's process before any turn, after one, RSS of a process with 10 agents) in KiB."""
     port = free_block(2)
@@ -255,13 +268,14 @@ async def main(turns: int) -> None:
         row(f"through the harness, turns {turns - 19}-{turns} of one conversation", figures["long"], "ms")
         row("the bridge's client (a connection + proof each)", figures["bridged"], "ms")
         print("process start to first answer, median of 5:")
-        row("no tools", await start_to_answer(provider, root / "bare", {}), "s", START_TARGET_S)
-        row(
-            "one MCP tool to list first",
-            await start_to_answer(provider, root / "tooled", provider.tools),
-            "s",
-            START_TARGET_S,
-        )
+        bare = bare_start()
+        alone = await start_to_answer(provider, root / "bare", {})
+        tooled = await start_to_answer(provider, root / "tooled", provider.tools)
+        bare = (bare + bare_start()) / 2  # before and after: the load moves while they run
+        row("`python -c pass` (the anchor)", bare, "s")
+        row("no tools", alone, "s", START_TARGET_S)
+        row("one MCP tool to list first", tooled, "s", START_TARGET_S)
+        print(f"  {alone / bare:.1f}x and {tooled / bare:.1f}x the anchor")
         fresh, idle, ten = await memory(provider, root)
         print("resident memory:")
         row("one agent, started", fresh / 1024, "MiB")

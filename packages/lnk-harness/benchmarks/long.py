@@ -11,10 +11,13 @@ conformance kit's stand-in provider on the loopback, in one run:
 1. The first turn of each long conversation, as the first harness since it was written sees it
    (it reads the history once), and after that harness starts again.
 2. Turns at each length, alternated: a new conversation's first turn, the next turn of the one
-   past 1,000 turns, the next of the one past 52,000 events; each beside a request straight to
-   the stand-in provider (the anchor, the same client, the same moment). p50 of each, the ratio
-   to the anchor, and the harness's CPU time per turn (a whole turn: the answer, the transcript
-   and whatever it keeps after), which should not grow with the length.
+   past 1,000 turns, the next of the one past 52,000 events; each beside two requests straight to
+   the stand-in provider (the anchors, the same client, the same moment): one with the new message
+   alone, and one with the window the harness sends at that length (the conversation's newest
+   100,000 characters, read from its events by the harness's own `Window`), which any client of
+   the model sends and the model reads. p50 of each, the ratios, and the harness's CPU time per
+   turn (a whole turn: the answer, the transcript and whatever it keeps after), which should not
+   grow with the length.
 
 Targets: at most 10 ms to the first token at any length, and CPU per turn independent of length.
 The machine's load is printed with the figures: on a shared machine latency moves with it.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import tempfile
@@ -43,6 +47,7 @@ from lnk_harness.events import (
     CallMade,
     Delivered,
     Event,
+    EventLog,
     MessageIn,
     Numbered,
     Output,
@@ -50,6 +55,7 @@ from lnk_harness.events import (
     event_name,
 )
 from lnk_harness.transcript import Rendered, header, render
+from lnk_harness.window import Window
 
 TTFT_GOAL_MS = 10.0
 SIDE = "the question, as a person asks it, with a little context around it so it is not too short. "
@@ -63,6 +69,8 @@ class Written:
     turns: int = 0
     events: int = 0
     keys: list[str] = field(default_factory=list)
+    window: list[dict[str, object]] = field(default_factory=list)
+    """What the harness shows the model of it: its newest 100,000 characters, from a message on."""
 
 
 def write_history(chats: Path, thread: str, events: int) -> Written:
@@ -109,11 +117,17 @@ def write_history(chats: Path, thread: str, events: int) -> Written:
     (conversation / "conversation.md").write_bytes(data)
     done = Rendered(through=written.events, speaker=speaker, size=len(data))
     (conversation / "conversation.lock").write_text(done.model_dump_json())
+    written.window = Window.from_tail(EventLog(folder), written.events).messages()
     return written
 
 
 def p50(values: list[float]) -> float:
     return statistics.median(values) * 1000
+
+
+async def straight(client: httpx.AsyncClient, url: str, window: list[dict[str, object]]) -> float:
+    """To the first token straight from the provider, sent `window` and the next question."""
+    return await first_token(client, url, {}, "the next question", window)
 
 
 async def turn(client: httpx.AsyncClient, endpoint: str, thread: str, key: str) -> float:
@@ -157,9 +171,12 @@ async def lengths(provider: StandIns, files: list[Path], port: int, long: list[W
     endpoint = f"http://127.0.0.1:{port}/v1/chat/completions"
     direct = f"{provider.model}/chat/completions"
     rows = ["turn 1 (a new conversation)", *(f"turn {w.turns + 1:,} ({w.events:,} events)" for w in long)]
-    straight: dict[str, list[float]] = {row: [] for row in rows}
+    windows = [[], *(w.window for w in long)]
+    alone: dict[str, list[float]] = {row: [] for row in rows}
+    windowed: dict[str, list[float]] = {row: [] for row in rows}
     through: dict[str, list[float]] = {row: [] for row in rows}
     cpu: dict[str, float] = dict.fromkeys(rows, 0.0)
+    table: dict[str, tuple[float, float, float]] = {}
     try:
         wait_for_port(port, 30, process)
         async with httpx.AsyncClient(timeout=600, trust_env=False) as client:
@@ -175,7 +192,8 @@ async def lengths(provider: StandIns, files: list[Path], port: int, long: list[W
                     before = await settled(process.pid)
                     for number in range(turns // rounds):
                         thread = f"bench:new-{round_}-{number}" if index == 0 else long[index - 1].thread
-                        straight[row].append(await first_token(client, direct, {}, "the next question"))
+                        alone[row].append(await straight(client, direct, []))
+                        windowed[row].append(await straight(client, direct, windows[index]))
                         key = f"new-{round_}-{number}" if index == 0 else f"next-{long[index - 1].turns}"
                         through[row].append(await turn(client, endpoint, thread, key))
                         if index:
@@ -183,17 +201,49 @@ async def lengths(provider: StandIns, files: list[Path], port: int, long: list[W
                     cpu[row] += await settled(process.pid) - before
         count = turns // rounds * rounds
         print(f"time to first token, p50 of {count} turns each, alternated (goal: at most {TTFT_GOAL_MS:g} ms):")
-        print(f"  {'':<30}{'direct':>10}{'harness':>11}{'ratio':>9}{'added':>11}{'CPU/turn':>11}")
+        print("  (provider: straight to it with the message alone; +window: with the window the harness sends)")
+        head = ("provider", "+window", "harness", "/provider", "/+window", "added", "CPU/turn")
+        print(f"  {'':<30}" + "".join(f"{h:>11}" for h in head))
         for row in rows:
-            added = p50([t - s for s, t in zip(straight[row], through[row], strict=True)])
+            first, sent, through_ = p50(alone[row]), p50(windowed[row]), p50(through[row])
+            added = p50([t - s for s, t in zip(windowed[row], through[row], strict=True)])
             print(
-                f"  {row:<30}{p50(straight[row]):8.2f}ms{p50(through[row]):9.2f}ms"
-                f"{p50(through[row]) / p50(straight[row]):8.2f}x{added:9.2f}ms{cpu[row] / count * 1000:9.2f}ms"
+                f"  {row:<30}{first:9.2f}ms{sent:9.2f}ms{through_:9.2f}ms{through_ / first:10.2f}x"
+                f"{through_ / sent:10.2f}x{added:9.2f}ms{cpu[row] / count * 1000:9.2f}ms"
             )
+            table[row] = (first, sent, through_)
         print(f"  resident memory of the harness after them: {rss_kib(process.pid) / 1024:.1f} MiB")
+        table_rows(rows, table, cpu, count, long)
     finally:
         process.terminate()
         process.wait()
+
+
+def table_rows(
+    rows: list[str],
+    table: dict[str, tuple[float, float, float]],
+    cpu: dict[str, float],
+    count: int,
+    long: list[Written],
+) -> None:
+    """The whole table's rows for long conversations: turn 1,000, and the longest one."""
+    new = table[rows[0]][2]
+    for row, written, what in zip(
+        rows[1:],
+        long,
+        ("time to first token at turn 1,000 of one conversation, over the provider", "conversation with 52,000 events"),
+        strict=True,
+    ):
+        alone, sent, through = table[row]
+        figure = f"{through:.1f} ms to the first token ({written.events:,} events); turn 1: {new:.1f} ms"
+        if written is long[-1]:
+            figure += f"; CPU per turn {cpu[row] / count * 1000:.1f} ms (turn 1: {cpu[rows[0]] / count * 1000:.1f} ms)"
+        anchor = (
+            f"provider called directly {alone:.1f} ms ({through / alone:.2f}x), "
+            f"with the same window {sent:.1f} ms ({through / sent:.2f}x), load {os.getloadavg()[0]:.1f}"
+        )
+        goal = "<= 10 ms" if written is not long[-1] else "<= 10 ms; CPU per turn independent of length"
+        print("table-row " + json.dumps({"row": what, "figure": figure, "anchor": anchor, "goal": goal}), flush=True)
 
 
 async def main(turns: int, events: int) -> None:

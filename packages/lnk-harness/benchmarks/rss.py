@@ -42,6 +42,32 @@ def bare_interpreter_mib() -> float:
     return int(line.split()[1]) / 1024
 
 
+SDK = """
+import sys
+from link_plugin.lean import skip_httpx_cli
+skip_httpx_cli()
+import uvicorn
+from lnk_harness import agents, model, server, serve
+
+def mib():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmRSS:")) / 1024
+
+before = mib()
+import mcp_types
+types = mib()
+import mcp
+print(before, types, mib(), sum(1 for name in sys.modules if name.startswith("mcp.server")))
+"""
+"""What the MCP SDK adds to a process that already holds what the harness imports to answer."""
+
+
+def sdk_mib() -> tuple[float, float, int]:
+    """(its protocol types, the rest of `import mcp`, how many of its server's modules that loads)."""
+    done = subprocess.run([sys.executable, "-c", SDK], capture_output=True, text=True, check=True)
+    before, types, whole, server = done.stdout.split()
+    return float(types) - float(before), float(whole) - float(types), int(server)
+
+
 def start(settings: Path, port: int, memory: str | None) -> subprocess.Popen[bytes]:
     env = {"LNK_SETTINGS": str(settings), "LNK_PORT": str(port)}
     if memory:
@@ -106,6 +132,7 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait()
+    types, rest, server_modules = sdk_mib()
     rows = [
         ("a bare interpreter (python -c)", bare, ""),
         ("no tool, after answering", without, f"{without / bare:.1f}x the interpreter"),
@@ -116,6 +143,9 @@ def main() -> None:
     print("Link Harness's resident memory (RSS), one agent:")
     for label, value, note in rows:
         print(f"  {label:<46} {value:6.1f} MiB" + (f"  ({note})" if note else ""))
+    print("what the MCP SDK adds, imported beside what the harness imports to answer:")
+    print(f"  {'mcp_types (its protocol types, two versions)':<46} {types:6.1f} MiB")
+    print(f"  {'the rest of import mcp':<46} {rest:6.1f} MiB  ({server_modules} modules of its server among them)")
     row = {
         "row": "harness RSS in a real agent (memory tool on)",
         "figure": f"{called:.0f} MiB after a memory call; {started:.0f} MiB before its first message",
