@@ -24,10 +24,12 @@ from link_plugin.providers import PROVIDERS
 from lnk_harness.events import Asked
 from lnk_harness.tls import DeferredTrust
 from lnk_harness.tools import ToolSpec
+from lnk_harness.window import encoded
 
 ANTHROPIC_VERSION = "2023-06-01"
 MAX_TOKENS = 8192
 """Anthropic's Messages API needs a cap on the answer's length; OpenAI's doesn't."""
+JSON = "application/json"
 
 Message = dict[str, Any]
 
@@ -69,7 +71,7 @@ async def stream(
     if model.key is not None and provider is not None:
         headers.update(provider.key_headers(model.key))
     try:
-        async with http.stream("POST", url, headers=headers, json=body) as response:
+        async with http.stream("POST", url, headers=headers, content=body) as response:
             if response.status_code != 200:
                 raw = (await response.aread()).decode(errors="replace")
                 raise ModelError(f"the model at {url} answered {response.status_code}: {_error_text(raw)}")
@@ -108,18 +110,17 @@ async def _data(events: AsyncIterator[sse.Event]) -> AsyncIterator[dict[str, Any
 
 def _openai_request(
     model: ModelRef, system: str, messages: list[Message], tools: list[ToolSpec]
-) -> tuple[str, dict[str, str], dict[str, Any]]:
-    body: dict[str, Any] = {
-        "model": model.name,
-        "stream": True,
-        "messages": [{"role": "system", "content": system}, *messages],
-    }
+) -> tuple[str, dict[str, str], bytes]:
+    fields: dict[str, Any] = {"model": model.name, "stream": True}
     if tools:
-        body["tools"] = [
+        fields["tools"] = [
             {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.schema}}
             for t in tools
         ]
-    return f"{model.url.rstrip('/')}/chat/completions", {}, body
+    # The window's messages as they were encoded when they joined it: only what is new is encoded here.
+    said = ", ".join([encoded({"role": "system", "content": system}), *map(encoded, messages)])
+    body = f'{json.dumps(fields, ensure_ascii=False)[:-1]}, "messages": [{said}]}}'
+    return f"{model.url.rstrip('/')}/chat/completions", {"content-type": JSON}, body.encode()
 
 
 async def _openai_events(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator[str | Step]:
@@ -149,7 +150,7 @@ async def _openai_events(chunks: AsyncIterator[dict[str, Any]]) -> AsyncIterator
 
 def _anthropic_request(
     model: ModelRef, system: str, messages: list[Message], tools: list[ToolSpec]
-) -> tuple[str, dict[str, str], dict[str, Any]]:
+) -> tuple[str, dict[str, str], bytes]:
     body: dict[str, Any] = {
         "model": model.name,
         "max_tokens": MAX_TOKENS,
@@ -159,7 +160,8 @@ def _anthropic_request(
     }
     if tools:
         body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.schema} for t in tools]
-    return f"{model.url.rstrip('/')}/messages", {"anthropic-version": ANTHROPIC_VERSION}, body
+    headers = {"anthropic-version": ANTHROPIC_VERSION, "content-type": JSON}
+    return f"{model.url.rstrip('/')}/messages", headers, json.dumps(body, ensure_ascii=False).encode()
 
 
 def _input_of(arguments: str) -> dict[str, Any]:

@@ -9,6 +9,11 @@ A `Window` keeps those messages for one conversation as its events come, each wi
 and lets go of what can never be shown again. What lies before the newest user message only
 grows, so a message that fell past the budget from there stays past it. A window is built from
 the tail: from the newest event back until the budget is passed, never from the first event.
+
+Each message joins a window as `Said`: with its JSON, encoded once as it joins, which is both what
+it weighs against the budget and what the model is sent of it at every step after (`encoded`), so
+no step encodes the whole window again (100 KB of it, a few milliseconds on a loaded machine, before
+every first token of a long conversation).
 """
 
 from __future__ import annotations
@@ -56,8 +61,22 @@ def told(event: Event, message: Callable[[int], MessageIn]) -> list[Message]:
     return []
 
 
-def size(message: Message) -> int:
-    return len(json.dumps(message, ensure_ascii=False))
+class Said(dict[str, Any]):
+    """A message as a window keeps it, with its JSON; never changed after it joins."""
+
+    __slots__ = ("json",)
+    json: str
+
+    @classmethod
+    def of(cls, message: Message) -> Said:
+        said = cls(message)
+        said.json = json.dumps(message, ensure_ascii=False)
+        return said
+
+
+def encoded(message: Message) -> str:
+    """A message's JSON: as kept, for a window's."""
+    return message.json if isinstance(message, Said) else json.dumps(message, ensure_ascii=False)
 
 
 class Window:
@@ -76,11 +95,12 @@ class Window:
         self._since = 0
         """The size of the newest user message and what follows it."""
 
-    def add(self, message: Message, length: int | None = None) -> None:
-        length = size(message) if length is None else length
-        self._messages.append(message)
+    def add(self, message: Message) -> None:
+        said = message if isinstance(message, Said) else Said.of(message)
+        length = len(said.json)
+        self._messages.append(said)
         self._sizes.append(length)
-        if message["role"] != "user":
+        if said["role"] != "user":
             self._since += length
             return
         self._before += self._since
@@ -116,22 +136,22 @@ class Window:
     @classmethod
     def from_tail(cls, events: EventLog, through: int, budget: int = HISTORY_CHARS) -> Window:
         """The window of the events up to `through`, read from the newest back, as far as it reaches."""
-        walked: list[tuple[Message, int]] = []
+        walked: list[Said] = []
         found_user, before = False, 0
         for number in range(through, 0, -1):
             event = events.get(number)
             if event is None:
                 continue  # a number missing by hand: passed over, as a rebuild passes it
-            for said in reversed(told(event, events.message)):
-                length = size(said)
-                walked.append((said, length))
+            for message in reversed(told(event, events.message)):
+                said = Said.of(message)
+                walked.append(said)
                 if found_user:
-                    before += length
+                    before += len(said.json)
                 elif said["role"] == "user":
                     found_user = True
             if before > budget:
                 break
         window = cls(budget)
-        for said, length in reversed(walked):
-            window.add(said, length)
+        for said in reversed(walked):
+            window.add(said)
         return window
