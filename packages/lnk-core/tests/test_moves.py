@@ -11,7 +11,9 @@ import json
 import os
 import subprocess
 import tarfile
+import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from link_conformance import Reply
 from link_plugin.errors import LinkError
 from link_plugin.files import load_toml, save_toml
 from lnk.moves import MovedNote, keep_for, receive, sweep_kept
-from lnk.movestream import END, MANIFEST, Header, MoveError, read_stream
+from lnk.movestream import END, MANIFEST, MoveError, Reader, read_header, read_stream
 from lnk.trees import relative_path
 
 
@@ -182,6 +184,39 @@ def _stream(members: list[tuple[str, bytes | None, str]], header: dict[str, obje
     return out.getvalue()
 
 
+@contextmanager
+def _piped(data: bytes) -> Iterator[Reader]:
+    """A reader of `data` coming down a pipe, as from lnk agent send."""
+    read, write = os.pipe()
+
+    def feed() -> None:
+        try:
+            with open(write, "wb") as out:
+                out.write(data)
+        except BrokenPipeError:
+            pass  # the reader stopped at what it refused
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        yield Reader(read)
+    finally:
+        os.close(read)
+        feeder.join()
+
+
+@contextmanager
+def _from_file(data: bytes, tmp_path: Path) -> Iterator[Reader]:
+    """A reader of `data` in a file: a stream saved, then fed to receive (`< saved`)."""
+    saved = tmp_path / "saved-stream"
+    saved.write_bytes(data)
+    fd = os.open(saved, os.O_RDONLY)
+    try:
+        yield Reader(fd)
+    finally:
+        os.close(fd)
+
+
 MANIFEST_DATA = json.dumps(
     {
         "agent": {"name": "work", "id": "abcdefabcdef", "owner": "me@here"},
@@ -225,8 +260,8 @@ def test_a_bad_stream_is_refused_and_nothing_here_changes(world: World, case: st
     (world.agent("home").folder.home / "work" / "a").write_text("mine")
     before = _snapshot(world)
     data, says = CASES[case]
-    with pytest.raises(MoveError) as raised:
-        receive(world.layout, io.BufferedReader(io.BytesIO(data)), lambda _: None)
+    with pytest.raises(MoveError) as raised, _piped(data) as stream:
+        receive(world.layout, stream, lambda _: None)
     assert says in raised.value.message
     assert _snapshot(world) == before
     assert not (world.root / "escape").exists() and not Path("/tmp/escape").exists()
@@ -244,14 +279,18 @@ def test_the_cli_refuses_a_mismatched_format_cleanly(world: World) -> None:
     assert "format 3" in said and "this lnk receives format 2" in said and "Traceback" not in said
 
 
-def test_the_stream_round_trips_what_it_names(tmp_path: Path) -> None:
-    stream = _stream(_good(("files/dir", None, "dir"), ("files/dir/a", b"abc", "file"), _end(2, 3 + len(SETTINGS))))
-    buffer = io.BufferedReader(io.BytesIO(stream))
-    Header.model_validate_json(buffer.readline())
+@pytest.mark.parametrize("through", ["pipe", "file"])
+def test_the_stream_round_trips_what_it_names(tmp_path: Path, through: str) -> None:
+    big = os.urandom(5 << 20)  # more than the pipe holds, so it is spliced in several goes
+    members = [("files/dir", None, "dir"), ("files/dir/a", b"abc", "file"), ("files/dir/big", big, "file")]
+    data = _stream(_good(*members, _end(3, 3 + len(big) + len(SETTINGS))))
     places = {p: tmp_path / p for p in ("settings", "harness", "chats", "files")}
-    unpacked = read_stream(buffer, lambda _: places)
+    with _piped(data) if through == "pipe" else _from_file(data, tmp_path) as stream:
+        read_header(stream)
+        unpacked = read_stream(stream, lambda _: places)
     assert unpacked.manifest.agent.id == "abcdefabcdef"
     assert (tmp_path / "files" / "dir" / "a").read_bytes() == b"abc"
+    assert (tmp_path / "files" / "dir" / "big").read_bytes() == big
 
 
 # --- how long a moved agent's files stay ------------------------------------------------------
@@ -296,7 +335,7 @@ def test_a_link_in_the_way_of_the_files_is_refused_before_anything_changes(world
     (home / "work").symlink_to(tmp_path / "elsewhere")  # the stream's files/work/a would land through it
     before = _snapshot(world)
     data = _stream(_good(("files/work/a", b"x", "file"), _end(2, 1 + len(SETTINGS))))
-    with pytest.raises(MoveError, match="is a link here"):
-        receive(world.layout, io.BufferedReader(io.BytesIO(data)), lambda _: None)
+    with pytest.raises(MoveError, match="is a link here"), _from_file(data, tmp_path) as stream:
+        receive(world.layout, stream, lambda _: None)
     assert _snapshot(world) == before
     assert list((tmp_path / "elsewhere").iterdir()) == []

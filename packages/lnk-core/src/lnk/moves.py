@@ -39,7 +39,6 @@ from typing import IO, Any
 import tomli_w
 from pydantic import Field, ValidationError
 
-from link_plugin.channel import ChannelState
 from link_plugin.contract import Kind
 from link_plugin.errors import LinkError
 from link_plugin.files import SettingsError, load_toml, read_toml, save_toml, write_atomic
@@ -53,9 +52,9 @@ from lnk.machine import load_machine
 from lnk.movestream import (
     AgentRef,
     Header,
-    Input,
     Manifest,
     MoveError,
+    Reader,
     Source,
     Written,
     read_header,
@@ -229,6 +228,7 @@ def grants_here(agent: Agent) -> dict[str, Any]:
 
 
 def _channel_paths(agent: Agent, channel: str) -> list[str]:
+    from link_plugin.channel import ChannelState
     from lnk.channels import channel_program, context
 
     program = channel_program(channel)
@@ -340,13 +340,14 @@ def _refuse_taken_bots(layout: Layout, settings: AgentSettings) -> None:
 
 def _keep_channel_paths(folder: Path, settings: AgentSettings) -> list[str]:
     """Of each channel's folder, only what this machine's own plugin names as its state."""
-    from link_plugin.calls import PluginProgram
-    from lnk.plugins import find
-
     left_out: list[str] = []
     channels = folder / "channels"
     if not channels.is_dir():
         return left_out
+    from link_plugin.calls import PluginProgram
+    from link_plugin.channel import ChannelState
+    from lnk.plugins import find
+
     for came in sorted(p.name for p in channels.iterdir()):
         program = find(f"lnk-{came}")
         names: list[str] = []
@@ -367,7 +368,7 @@ def _keep_channel_paths(folder: Path, settings: AgentSettings) -> list[str]:
     return left_out
 
 
-def _stage(layout: Layout, stream: Input, header: Header) -> Staged:
+def _stage(layout: Layout, stream: Reader, header: Header) -> Staged:
     config_tmp = Path(tempfile.mkdtemp(prefix=".receiving-", dir=_made(layout.config / "agents")))
     agents_tmp = Path(tempfile.mkdtemp(prefix=".receiving-", dir=_made(layout.agents)))
 
@@ -417,8 +418,6 @@ def _made(folder: Path) -> Path:
 def _place(layout: Layout, staged: Staged) -> None:
     """The swap: settings folder whole, harness state and conversations whole, files added; memory's
     index of the copy here (if one was) goes, to be rebuilt."""
-    from lnk.services import stop_services
-
     manifest = staged.manifest
     name = manifest.agent.name
     trash = Path(tempfile.mkdtemp(prefix=".replaced-", dir=layout.agents))
@@ -426,6 +425,8 @@ def _place(layout: Layout, staged: Staged) -> None:
         if (staged.agents / "files").is_dir():
             _refuse_in_the_way(staged.agents / "files", layout.agent(name).home)
         if layout.agent_config(name).settings.is_file():
+            from lnk.services import stop_services
+
             stop_services(load_agent(layout, name))  # a copy of it here (the same ID) never runs beside it
         config_root = layout.agent_config(name).root
         config_trash = Path(tempfile.mkdtemp(prefix=".replaced-", dir=staged.config))
@@ -460,7 +461,7 @@ def _place(layout: Layout, staged: Staged) -> None:
         shutil.rmtree(staged.agents, ignore_errors=True)
 
 
-def receive(layout: Layout, stream: Input, say: Say) -> Staged:
+def receive(layout: Layout, stream: Reader, say: Say) -> Staged:
     """Unpack the stream aside, then put the agent in place; the caller starts it."""
     header = read_header(stream)
     made = [f for f in (layout.config / "agents", layout.config, layout.agents) if not f.exists()]
@@ -476,6 +477,30 @@ def receive(layout: Layout, stream: Input, say: Say) -> Staged:
     for channel in staged.left_out:
         say(f"[yellow]{channel}'s device stayed behind: lnk agent connect {channel} {name} links it here.[/yellow]")
     return staged
+
+
+def settle(layout: Layout) -> None:
+    """What a receive wrote, on the disk: one syncfs(2) for each file system of Link's two roots
+    rather than a flush per file. The receipt waits for it, since `sent` deletes the agent where it
+    was once it reads one; the placing before it doesn't (a machine that fails between the two
+    has both copies, and the one it left keeps running)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    flushed: set[int] = set()
+    for root in (layout.config, layout.agents):
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            device = os.fstat(fd).st_dev
+            if device not in flushed and libc.syncfs(fd) != 0:
+                code = ctypes.get_errno()
+                raise LinkError(
+                    f"What was received couldn't be written to the disk under {root}: {os.strerror(code)}.",
+                    "The agent stays where it was; free the disk or fix it, then send it again.",
+                )
+            flushed.add(device)
+        finally:
+            os.close(fd)
 
 
 def allow(layout: Layout, name: str, permissions: list[str]) -> None:

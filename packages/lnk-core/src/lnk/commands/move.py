@@ -42,22 +42,29 @@ def receive(
     ] = False,
 ) -> None:
     """Read an agent from stdin (lnk agent send's stream), put it here and start it; print the receipt."""
-    from rich.prompt import Confirm
-
-    from lnk.commands.agent import start_agent
-    from lnk.machine import load_machine
-    from lnk.moves import Receipt, allow
     from lnk.moves import receive as take
-    from lnk.prepare import StartOptions
-    from lnk.services import running
+    from lnk.movestream import Reader
 
     if sys.stdin.isatty():
         raise LinkError("lnk agent receive reads a stream on stdin, from lnk agent send.", f"Pipe it: {PIPELINE}")
     lay = layout()
-    with open(0, "rb", closefd=False) as stream:  # stdin's bytes, read into files as they come
-        staged = take(lay, stream, say)
+    staged = take(lay, Reader(0), say)  # stdin's bytes, into files as they come
     name = staged.manifest.agent.name
     say(f"Received {name} ({staged.manifest.agent.id}) from {staged.manifest.machine}.")
+
+    # What starting it takes is imported once it is in place: a move waits for none of it.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rich.prompt import Confirm
+
+    from lnk.commands.agent import start_agent
+    from lnk.machine import load_machine
+    from lnk.moves import Receipt, allow, settle
+    from lnk.prepare import StartOptions
+    from lnk.services import running
+
+    # Onto the disk while it starts: the receipt below is what lets the machine it left delete it.
+    flushed = ThreadPoolExecutor(1).submit(settle, lay)
     _stdin_from_terminal()
     asked = [w for w in staged.withheld if not w.startswith("tcp ")] if terminal() else []
     given = [
@@ -74,6 +81,7 @@ def receive(
     state = running(found)
     if state is None or found.id != staged.manifest.agent.id:
         raise LinkError(f"{name} was received but doesn't run here.", f"lnk agent logs {name} says why.")
+    flushed.result()
     from lnk.runstate import read_spec
 
     spec = read_spec(found)
