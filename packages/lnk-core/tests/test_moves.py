@@ -158,6 +158,40 @@ def test_a_move_without_a_receipt_leaves_the_agent_here(world: World) -> None:
     world.start("work")
 
 
+def test_an_agent_on_its_way_doesnt_start_here_until_the_move_is_off(world: World) -> None:
+    world.start("work")
+    sender = subprocess.run([PYTHON, "-m", "lnk", "agent", "send", "work"], capture_output=True, env=world.env)
+    assert sender.returncode == 0 and sender.stdout, sender.stderr
+    # It may answer where it went by now: a second poller of its bot here is refused, and says the way out.
+    refused = " ".join(
+        world.lnk("agent", "start", "work", "--harness", "mini", "--no-sandbox", ok=False).stderr.split()
+    )
+    assert "the move isn't finished" in refused and "lnk agent sent work --cancel" in refused
+    assert "Traceback" not in refused
+    assert "receive's receipt" in " ".join(_sent(world, "", ok=False).stderr.split())  # no receipt: still on its way
+    assert world.lnk("agent", "start", "work", "--harness", "mini", "--no-sandbox", ok=False).returncode != 0
+
+    cancelled = world.lnk("agent", "sent", "work", "--cancel")
+    assert "stays here" in cancelled.stderr
+    world.start("work")
+    assert json.loads(world.lnk("agent", "status", "work", "--json").stdout)["running"] is True
+    assert "nothing to cancel" in world.lnk("agent", "sent", "work", "--cancel").stderr
+
+
+def test_a_send_cut_short_leaves_the_agent_free_to_start(world: World) -> None:
+    world.start("work")
+    (world.agent("work").folder.home / "work" / "big.bin").write_bytes(os.urandom(4 << 20))
+    sender = subprocess.Popen(
+        [PYTHON, "-m", "lnk", "agent", "send", "work"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=world.env
+    )
+    assert sender.stdout is not None
+    sender.stdout.read(1000)
+    sender.stdout.close()  # the other end went away mid-stream: no receive can have the agent
+    sender.wait(timeout=60)
+    assert sender.returncode != 0
+    world.start("work")
+
+
 # --- a stream that can't be taken changes nothing ---------------------------------------------
 
 

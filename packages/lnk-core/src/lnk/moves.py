@@ -16,6 +16,8 @@ once the agent runs with its ID.
 `sent` reads that receipt. Only then does the machine the agent left delete its settings, state
 and keys, keep its files for `keep_moved` (machine.toml: "30d" by default, "90d", "never"), and
 leave a note of where it went, so that `start` refuses it. No receipt: it stays here, stopped.
+Between `send` and `sent` the agent may already answer where it went, so `start` refuses it here
+too (two of it would poll one bot) until `sent --cancel` says the move is off.
 
 Nothing here follows a symbolic link: folders are opened one by one without following any, and
 files are renamed into them by descriptor.
@@ -137,6 +139,43 @@ def sweep_kept(layout: Layout, now: datetime | None = None) -> list[Path]:
             gone.append(Path(note.files))
             save_toml(_notes(layout) / f"{note.id}.toml", note.model_copy(update={"files": None}))
     return gone
+
+
+# --- an agent on its way -----------------------------------------------------------------------
+
+
+class Sending(Model):
+    """<agent's settings>/sending.toml: the agent was sent at `at`; `sent` hasn't finished the move."""
+
+    at: datetime
+
+
+def _sending(agent: Agent) -> Path:
+    return agent.config.root / "sending.toml"
+
+
+def refuse_sending(agent: Agent) -> None:
+    """`start` of an agent sent away and not yet `sent`: it may answer where it went already."""
+    path = _sending(agent)
+    if not path.is_file():
+        return
+    at = load_toml(path, Sending).at
+    name = agent.name
+    raise LinkError(
+        f"{name} was sent to another machine at {at.astimezone():%Y-%m-%d %H:%M}, and the move isn't finished: "
+        "it may be running there, and two of it would answer one bot twice.",
+        f"Feed receive's receipt to lnk agent sent {name} to finish the move; or, if it didn't arrive (or you "
+        f"deleted it there), lnk agent sent {name} --cancel keeps it here, then lnk agent start {name}.",
+    )
+
+
+def cancel_sending(agent: Agent) -> bool:
+    """The move is off: the agent stays here and starts again. Whether it was on its way."""
+    path = _sending(agent)
+    if not path.is_file():
+        return False
+    path.unlink()
+    return True
 
 
 # --- folders without following a link --------------------------------------------------------
@@ -265,7 +304,13 @@ def send(agent: Agent, out: IO[bytes], say: Say) -> Written:
         Source("scheduler", agent.folder.scheduler),
         Source("files", agent.folder.home),
     ]
-    written = write_stream(out, Header(lnk_move=manifest.format, grants=grants_here(agent)), manifest, sources)
+    save_toml(_sending(agent), Sending(at=datetime.now(UTC)))
+    try:
+        written = write_stream(out, Header(lnk_move=manifest.format, grants=grants_here(agent)), manifest, sources)
+    except BaseException:
+        # Cut short: no receive can have taken a stream without its end, so the agent is still only here.
+        cancel_sending(agent)
+        raise
     for link in written.links_left:
         say(f"[yellow]Left out {link}: a symbolic link, never followed by a move.[/yellow]")
     return written
@@ -521,7 +566,8 @@ def read_receipt(text: str, agent: Agent) -> Receipt:
     if not lines:
         raise LinkError(
             f"No receipt came: the move didn't finish, so {agent.name} stays here, stopped.",
-            f"lnk agent start {agent.name} runs it here again.",
+            f"If it didn't arrive, lnk agent sent {agent.name} --cancel keeps it here, then lnk agent start "
+            f"{agent.name}; if it did, feed receive's receipt to lnk agent sent {agent.name}.",
         )
     try:
         receipt = Receipt.model_validate(json.loads(lines[-1]))

@@ -81,13 +81,14 @@ def _ask_for_key(agent: Agent) -> None:
 
 def start_agent(name: str, options: StartOptions, foreground: bool = False) -> Agent:
     from lnk.models import default_model
-    from lnk.moves import sweep_kept
+    from lnk.moves import refuse_sending, sweep_kept
     from lnk.prepare import prepare
     from lnk.runstate import write_spec
     from lnk.services import service_mode, start_services
 
     sweep_kept(layout())
     found, made = load_or_create(layout(), name)
+    refuse_sending(found)
     if made:
         say(f"Made the agent [bold]{name}[/bold] ({found.id}), owned by {found.settings.owner}.")
     state = running(found)

@@ -107,11 +107,26 @@ def _stdin_from_terminal() -> None:
     sys.stdin = open(0, closefd=False)  # noqa: SIM115  (fd 0, kept open for the process's life)
 
 
-def sent(name: AgentArg = DEFAULT_AGENT, as_json: JsonOpt = False) -> None:
+def sent(
+    name: AgentArg = DEFAULT_AGENT,
+    as_json: JsonOpt = False,
+    cancel: Annotated[
+        bool, typer.Option("--cancel", help="The move is off: keep the agent here, and let it start again.")
+    ] = False,
+) -> None:
     """Finish a move: read receive's receipt on stdin; once the agent answers there, delete it here."""
-    from lnk.moves import finish_left, read_receipt
+    from lnk.moves import cancel_sending, finish_left, read_receipt
 
     found = agent(name)
+    if cancel:
+        was = cancel_sending(found)
+        say(
+            f"{name} stays here: lnk agent start {name} runs it again. If it arrived where it was sent, "
+            f"delete it there (lnk agent delete {name}): one agent runs in one place."
+            if was
+            else f"{name} wasn't on its way anywhere: nothing to cancel."
+        )
+        return
     text = "" if sys.stdin.isatty() else sys.stdin.read()
     receipt = read_receipt(text, found)
     note = finish_left(found, receipt)
