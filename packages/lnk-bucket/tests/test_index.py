@@ -32,6 +32,18 @@ def test_a_file_goes_as_segments_and_comes_back_whole(bucket: Bucket, tmp_path: 
     assert back.read_bytes() == bytes(data)
 
 
+def test_writing_the_latest_version_again_writes_no_version(bucket: Bucket, tmp_path: Path) -> None:
+    remote, index = tmp_path / "bucket", tmp_path / "index.db"
+    index.write_bytes(b"unchanged since the last backup" * 1000)
+    first = bucket("index", "write", remote, index, "--over", "0")
+    again = bucket("index", "write", remote, index, "--over", "1")
+    assert again["version"] == 1 and again["uploaded"] == 0 and again["refused"] is False
+    assert again["segments"] == first["segments"]
+    assert [p.name for p in (remote / "manifests").glob("*.json")] == ["000000000001.json"]
+    index.write_bytes(b"changed")
+    assert bucket("index", "write", remote, index, "--over", "1")["version"] == 2
+
+
 def test_nothing_there_reads_as_version_zero_and_leaves_the_file(bucket: Bucket, tmp_path: Path) -> None:
     index = tmp_path / "index.db"
     index.write_text("what was here")

@@ -7,6 +7,9 @@
 Reading takes the highest manifest and the segments it names, each checked against its name, into
 a temporary file renamed over the one asked for: a read that fails leaves that file as it was.
 
+A write of the very file the latest version holds writes nothing and answers that version, so a
+backup of an index that didn't change leaves no version behind.
+
 Writing is compare-and-swap over a remote that offers no conditional write, only files and
 listings that show what was written before them (a folder, S3, WebDAV). A writer names the
 version it read (`over`); the write is refused when a newer manifest is there, or when another
@@ -121,6 +124,8 @@ class IndexStore:
         with tempfile.TemporaryDirectory(prefix="lnk-bucket-") as scratch:
             work = Path(scratch)
             digests = _split(source, work)
+            if over and (current := self.manifest(over)).size == size and current.segments == digests:
+                return current  # the same file as the latest version: a version more would say nothing new
             have = {name for name, _ in self.rclone.names(self.segments, f"listing the index at {self.remote}")}
             new = sorted(set(digests) - have)
             if new:
