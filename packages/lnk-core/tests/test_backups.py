@@ -4,6 +4,7 @@ The agent's harness is lnk-mini, whose state is its whole home; the bucket is a 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,32 @@ def test_backup_delete_restore_brings_the_agent_back_without_its_keys(world: Wor
     assert KeyStore(back.config.keys).names() == [], "keys are asked again"
 
 
+def test_what_is_scheduled_comes_back_and_a_cancelled_schedule_doesnt(world: World, work: Path) -> None:
+    due = world.agent("work").folder.scheduler / "due"
+    due.mkdir(parents=True)
+    for name, title in (("yearly", "the yearly review"), ("weekly", "the weekly plan")):
+        (due / f"{name}.json").write_text(json.dumps({**SCHEDULE, "id": name, "title": title}))
+    world.lnk("agent", "backup", "work")
+    (due / "weekly.json").unlink()  # cancelled since: the next backup says so
+    world.lnk("agent", "backup", "work")
+    world.lnk("agent", "delete", "work", "--yes", "--files")
+    world.lnk("agent", "restore", "work", "--from", str(work))
+    listed = json.loads(world.lnk("agent", "schedules", "work", "--json").stdout)
+    assert [(item["id"], item["title"]) for item in listed] == [("yearly", "the yearly review")]
+
+
+SCHEDULE = {
+    "kind": "schedule",
+    "text": "Time for the review.",
+    "sender": "schedule:review",
+    "thread": "schedule:review",
+    "at": "2099-01-02T09:00:00+00:00",
+    "start": "2099-01-02T09:00:00+00:00",
+    "rule": "FREQ=YEARLY",
+}
+"""What Link Scheduler keeps for a schedule far ahead (its id and title added)."""
+
+
 def test_a_second_backup_sends_only_what_changed_and_deletes_nothing(world: World, work: Path) -> None:
     agent = world.agent("work")
     (agent.folder.home / "work" / "draft.md").write_text("a draft")
@@ -74,6 +101,8 @@ def test_a_second_backup_sends_only_what_changed_and_deletes_nothing(world: Worl
     assert "1 file of its files folder changed" in said
     assert (work / "files" / "work" / "draft.md").read_text() == "a draft"
     assert "The car is red." in (work / "files" / "memory" / "notes.md").read_text()
+    # Memory's index didn't change: the bucket holds the one version the first backup wrote.
+    assert [p.name for p in (work / "memory" / "testmemory" / "manifests").glob("*.json")] == ["000000000001.json"]
 
 
 def test_going_back_replaces_the_harness_state_wholly_and_nothing_else(world: World, work: Path) -> None:

@@ -1,15 +1,16 @@
 """`lnk agent backup` and `lnk agent restore`: an agent kept in its bucket, and brought back.
 
-A backup writes the harness's state as `.lnk-backup/<harness>.tar` in the files folder
-(`lnk.harness_state`), then pushes the files folder to the bucket: every file that changed since
-the last backup, nothing deleted there, since this machine holds the agent's latest copy. Who the
-agent is (`lnk-agent.json`) and memory's index go beside it (`lnk.buckets` says the layout). Its
-keys, tokens, grants and other settings are never in a backup, not even encrypted.
+A backup writes the harness's state as `.lnk-backup/<harness>.tar` in the files folder, and what
+Link Scheduler has due as `.lnk-backup/scheduler.tar` (`lnk.harness_state`), then pushes the files
+folder to the bucket: every file that changed since the last backup, nothing deleted there, since
+this machine holds the agent's latest copy. Who the agent is (`lnk-agent.json`) and memory's index
+go beside it (`lnk.buckets` says the layout). Its keys, tokens, grants and other settings are
+never in a backup, not even encrypted.
 
-A restore of an agent that is gone brings back its ID, its files, its harness's state and memory's
-index; its model key and channel tokens are asked again. A restore of an agent that is here goes
-back to the backup: the harness's state is replaced wholly, and nothing else (the files folder is
-the person's, the settings Link's).
+A restore of an agent that is gone brings back its ID, its files, its harness's state, what Link
+Scheduler had due for it and memory's index; its model key and channel tokens are asked again. A
+restore of an agent that is here goes back to the backup: the harness's state is replaced wholly,
+and nothing else (the files folder is the person's, the settings Link's).
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def backup(agent: Agent, say: Say) -> str:
     remote = bucket_of(agent)
     name, home = harness_home(agent)
     archive = harness_state.pack(agent, name, home, state_paths(agent))
-    say(f"The state of its harness ({name}) is in {archive}.")
+    harness_state.pack_schedules(agent)
+    say(f"The state of its harness ({name}) is in {archive}, what it has scheduled beside it.")
     with tempfile.TemporaryDirectory(prefix="lnk-backup-") as scratch:
         identity = Path(scratch) / IDENTITY
         identity.write_text(_identity(agent).model_dump_json(indent=2) + "\n")
@@ -209,6 +211,8 @@ def _bring_back(layout: Layout, name: str, identity: Identity, remote: str, say:
             archive = harness_state.archive_path(agent, harness)
             if archive.is_file():
                 harness_state.restore(archive, agent, home, state_paths(agent))
+            if harness_state.schedules_path(agent).is_file():
+                harness_state.restore_schedules(harness_state.schedules_path(agent), agent)
             if version and identity.memory:
                 _index_in_place(index, agent.folder.memory_state(identity.memory))
         except BaseException:

@@ -7,7 +7,10 @@ state there and none in its home. The archive holds them as
     chats/...          the agent's chats/
     home/<path>...     each path of the harness's home its adapter names
 
-A backup pushes it like any other file, so a bucket knows folders and nothing about harnesses.
+Beside it, `.lnk-backup/scheduler.tar` holds what Link Scheduler has due for the agent (its
+`Scheduler/` folder, as `scheduler/...`): a schedule is the agent's, and comes back with it.
+
+A backup pushes them like any other file, so a bucket knows folders and nothing about harnesses.
 
 Packing takes folders and regular files only: a link is never followed (it is left out), and a
 hard link is a regular file like any other. Unpacking happens aside first, in a folder of the
@@ -32,11 +35,19 @@ from lnk.trees import HERE, relative_path, walk
 FOLDER = ".lnk-backup"
 CHATS = "chats"
 HOME = "home"
+SCHEDULER = "scheduler"
 CHUNK = 1 << 20
+
+Part = tuple[Path, str, list[PurePosixPath]]
+"""A folder, the name its members go under in an archive, and the paths of it that go."""
 
 
 def archive_path(agent: Agent, harness: str) -> Path:
     return agent.folder.home / FOLDER / f"{harness}.tar"
+
+
+def schedules_path(agent: Agent) -> Path:
+    return agent.folder.home / FOLDER / f"{SCHEDULER}.tar"
 
 
 def _add(tar: tarfile.TarFile, path: Path, name: str) -> None:
@@ -54,15 +65,25 @@ def _add(tar: tarfile.TarFile, path: Path, name: str) -> None:
 
 
 def pack(agent: Agent, harness: str, home: Path, paths: list[str]) -> Path:
-    """Write the archive (whole, by rename) and say where it is."""
-    target = archive_path(agent, harness)
+    """Write the harness's state archive (whole, by rename) and say where it is."""
+    parts: list[Part] = [(agent.folder.chats, CHATS, [HERE]), (home, HOME, _state_paths(paths))]
+    return _write(archive_path(agent, harness), parts)
+
+
+def pack_schedules(agent: Agent) -> Path:
+    """Write what Link Scheduler has due for the agent (an empty archive when nothing is), so a
+    schedule cancelled since the last backup doesn't come back with the next restore."""
+    return _write(schedules_path(agent), [(agent.folder.scheduler, SCHEDULER, [HERE])])
+
+
+def _write(target: Path, parts: list[Part]) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     try:
         with tarfile.open(scratch, "w", format=tarfile.PAX_FORMAT) as tar:
             links: list[str] = []  # left out: a link is never followed, nor carried
-            for root, part, starts in ((agent.folder.chats, CHATS, [HERE]), (home, HOME, _state_paths(paths))):
+            for root, part, starts in parts:
                 for start in starts:
                     for relative, _ in walk(root, start, links):
                         _add(tar, root / relative, str(PurePosixPath(part, relative)))
@@ -79,15 +100,16 @@ def _state_paths(paths: list[str]) -> list[PurePosixPath]:
 
 
 def _broken(archive: Path, why: str) -> LinkError:
+    what = "What Link Scheduler had due" if archive.name == f"{SCHEDULER}.tar" else "The harness's state"
     return LinkError(
-        f"The harness's state in {archive} can't be unpacked: {why}",
+        f"{what} in {archive} can't be unpacked: {why}",
         "Nothing was changed: the state is as it was. Take the archive from another backup.",
     )
 
 
-def _member_path(archive: Path, member: tarfile.TarInfo) -> PurePosixPath:
+def _member_path(archive: Path, member: tarfile.TarInfo, parts: tuple[str, ...]) -> PurePosixPath:
     path = PurePosixPath(member.name)
-    if path.is_absolute() or ".." in path.parts or not path.parts or path.parts[0] not in (CHATS, HOME):
+    if path.is_absolute() or ".." in path.parts or not path.parts or path.parts[0] not in parts:
         raise _broken(archive, f"it holds {member.name!r}, which would land outside the state")
     if not (member.isdir() or member.isreg()):
         raise _broken(archive, f"it holds {member.name!r}, which is neither a folder nor a regular file")
@@ -103,11 +125,11 @@ def _ended(archive: Path, offset: int) -> None:
             raise _broken(archive, "it was cut short")
 
 
-def _unpack(archive: Path, into: Path) -> None:
+def _unpack(archive: Path, into: Path, parts: tuple[str, ...] = (CHATS, HOME)) -> None:
     try:
         with tarfile.open(archive, "r:") as tar:
             for member in tar:
-                path = into / _member_path(archive, member)
+                path = into / _member_path(archive, member, parts)
                 if member.isdir():
                     path.mkdir(parents=True, exist_ok=True, mode=0o700)
                     continue
@@ -157,3 +179,12 @@ def restore(archive: Path, agent: Agent, home: Path, paths: list[str]) -> None:
         for relative in named:
             _replace(home / relative, aside / "new" / HOME / relative, aside / "old" / HOME / relative)
         home.mkdir(parents=True, exist_ok=True)
+
+
+def restore_schedules(archive: Path, agent: Agent) -> None:
+    """Replace what Link Scheduler has due for the agent wholly with the archive's; a broken archive
+    changes nothing."""
+    with tempfile.TemporaryDirectory(prefix=".lnk-restore-", dir=agent.folder.root) as scratch:
+        aside = Path(scratch)
+        _unpack(archive, aside / "new", (SCHEDULER,))
+        _replace(agent.folder.scheduler, aside / "new" / SCHEDULER, aside / "old" / SCHEDULER)
