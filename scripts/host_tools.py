@@ -26,8 +26,12 @@ COMMANDS: dict[str, str] = {
     "ip": "iproute2",
     "git": "git",
     "node": "nodejs",
+    "ssh": "openssh-client",
+    "/usr/sbin/sshd": "openssh-server",
 }
-"""A command the tests run -> the Debian package that has it."""
+"""A command the tests run -> the Debian package that has it (sshd by its path: /usr/sbin is on
+root's PATH, not always on a user's; the tests run a private sshd on the loopback, never the
+system's)."""
 
 LIBRARIES: dict[str, str] = {"libseccomp.so.2": "libseccomp2"}
 """A shared library the tests load -> its Debian package (lnk-sandbox makes its seccomp tables with it)."""
