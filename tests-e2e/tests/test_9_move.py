@@ -3,7 +3,8 @@
 roots (LNK_CONFIG_DIR, LNK_AGENTS_DIR) and the same installed lnk. The agent, paired with the
 owner's Telegram and with memory on, answers from its new home with the same ID, and finds there
 what the owner told it in the old one; the old home refuses to start it. A stream of another
-format is refused there, changing nothing."""
+format is refused there, changing nothing. Then it goes back over `ssh localhost` (a private sshd
+on the loopback, `lnk_e2e.ssh`), as between two machines, and answers from its first home again."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from lnk_e2e.model import Model
 from lnk_e2e.pairing import pair
 from lnk_e2e.phone import Phone
 from lnk_e2e.release import Release
+from lnk_e2e.ssh import LoopbackSSH, loopback_sshd
 from lnk_e2e.waiting import wait_for
 from lnk_testing.telegram import FakeTelegram
 
@@ -46,14 +48,23 @@ def homes(
         home.close()
 
 
-def _move(left: Machine, arrived: Machine) -> tuple[subprocess.CompletedProcess[str], str]:
-    """send | receive | sent, each in its home's environment; sent's result, and what receive said."""
+@pytest.fixture
+def ssh(root: Path) -> Iterator[LoopbackSSH]:
+    with loopback_sshd(root / "ssh") as served:
+        yield served
+
+
+def _move(
+    left: Machine, arrived: Machine, over: LoopbackSSH | None = None
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """send | receive | sent, each in its home's environment (receive through `ssh localhost` when
+    `over` is given, ssh itself run where the agent leaves); sent's result, and what receive said."""
     send = subprocess.Popen(
         ["lnk", "agent", "send", TRAVELLER], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=left.env
     )
-    receive = subprocess.Popen(
-        ["lnk", "agent", "receive"], stdin=send.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=arrived.env
-    )
+    receiving = ["lnk", "agent", "receive"]
+    argv, env = (over.command(arrived.env, *receiving), left.env) if over else (receiving, arrived.env)
+    receive = subprocess.Popen(argv, stdin=send.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     assert send.stdout is not None and receive.stdout is not None
     send.stdout.close()  # receive holds the pipe's reading end alone
     receipt, receive_said = receive.communicate(timeout=600)
@@ -89,7 +100,7 @@ def _kept(home: Machine) -> dict[str, bytes]:
 
 
 def test_an_agent_moves_home_and_answers_there_knowing_what_it_knew(
-    homes: list[Machine], model: Model, model_key: str, telegram: FakeTelegram
+    homes: list[Machine], model: Model, model_key: str, telegram: FakeTelegram, ssh: LoopbackSSH
 ) -> None:
     left, arrived = homes
     left.lnk("agent", "keys", "set", "openai", TRAVELLER, "--stdin", input=model_key)
@@ -134,3 +145,12 @@ def test_an_agent_moves_home_and_answers_there_knowing_what_it_knew(
     assert "Traceback" not in refusal
     assert _kept(arrived) == before
     assert arrived.status(TRAVELLER)["running"] is True
+
+    # And back, over ssh: the home it first left takes it again, and the one it leaves now refuses it.
+    sent, said = _move(arrived, left, over=ssh)
+    assert sent.returncode == 0, f"{said}\n{sent.stderr}"
+    back = left.status(TRAVELLER)
+    assert back["running"] is True and back["id"] == agent_id, back
+    assert f"{TRAVELLER} ({agent_id}) moved to" in arrived.lnk("agent", "start", TRAVELLER, ok=False).stderr
+    again = owner.ask(model, "Hello from your first home", calls=1)
+    assert again.answer == "You said: Hello from your first home"
