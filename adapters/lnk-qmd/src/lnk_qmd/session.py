@@ -19,6 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
+from link_plugin import node
 from link_plugin.layout import AgentFolder
 from lnk_qmd import runtime
 
@@ -30,7 +31,7 @@ _COLLECTIONS = "collections.json"
 def environment(state: Path) -> dict[str, str]:
     """QMD's environment: every place it writes inside `state`; no model is ever fetched."""
     return {
-        "PATH": f"{runtime.node().parent}{os.pathsep}/usr/bin:/bin",
+        "PATH": f"{node.bin_folder()}{os.pathsep}/usr/bin:/bin",
         "HOME": str(state),
         "INDEX_PATH": str(state / "index.sqlite"),
         "QMD_CONFIG_DIR": str(state / "config"),
