@@ -29,6 +29,8 @@ from typing import Any
 CONTENT_TYPE = "text/event-stream"
 DONE = b"data: [DONE]\n\n"
 """The end of an OpenAI-shaped stream."""
+KEEPALIVE = b": waiting\n\n"
+"""A comment: no event, only a sign the stream is alive while an answer is awaited."""
 
 _ENDING = re.compile(rb"\r\n|\r|\n")
 _TEXT_ENDING = re.compile(r"\r\n|\r|\n")
