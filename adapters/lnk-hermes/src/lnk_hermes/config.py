@@ -23,13 +23,13 @@ Hermes that edited its own config is configured again, so Link's settings win at
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from link_plugin import configured
 from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
 from link_plugin.harness import HarnessSettings
@@ -37,7 +37,6 @@ from lnk_hermes import __version__, release
 
 STATE = "hermes"
 """Hermes's own home (HERMES_HOME) inside the harness's: its config, sessions and memory."""
-CONFIGURED = ".lnk-configured"
 ADDED = ".lnk-mcp.json"
 PLATFORMS = ("telegram", "slack", "discord", "whatsapp", "signal", "mattermost", "matrix")
 """Hermes's messaging platforms: each answers only a mention, should it ever be turned on."""
@@ -50,14 +49,6 @@ def hermes_home(home: Path) -> Path:
 def api_port(first: int) -> int:
     """Hermes's own API server: the port after the endpoint's, in the agent's block."""
     return first + 1
-
-
-def _adapter_digest() -> str:
-    """This adapter's own files: a rebuilt adapter keeps its version, not its digest."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 def _config(settings: HarnessSettings, current: dict[str, Any], added: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -93,21 +84,15 @@ def _env_file(first: int) -> str:
     return f"API_SERVER_ENABLED=true\nAPI_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT={api_port(first)}\n"
 
 
-def _hash(settings: HarnessSettings, first: int, files: list[Path]) -> str:
-    given = settings.model_dump(mode="json", exclude={"endpoint_key"})
-    if given.get("model"):
-        given["model"].pop("key", None)
-    digest = hashlib.sha256()
-    for part in (
-        json.dumps(given, sort_keys=True),
-        f"hermes-agent {release.HERMES_VERSION} {release.pin()}",
-        f"lnk-hermes {__version__} {_adapter_digest()}",
-        f"port {first}",
-    ):
-        digest.update(part.encode() + b"\0")
-    for path in files:
-        digest.update(path.name.encode() + b"\0" + (path.read_bytes() if path.exists() else b"-") + b"\0")
-    return digest.hexdigest()
+def _digest(settings: HarnessSettings, first: int, files: list[Path]) -> str:
+    return configured.digest(
+        settings,
+        first,
+        harness=f"hermes-agent {release.HERMES_VERSION} {release.pin()}",
+        adapter=f"lnk-hermes {__version__}",
+        code=Path(__file__).parent,
+        files=files,
+    )
 
 
 def configure(home: Path, settings: HarnessSettings, first: int) -> str:
@@ -115,8 +100,7 @@ def configure(home: Path, settings: HarnessSettings, first: int) -> str:
     state = hermes_home(home)
     config_file, env_file = state / "config.yaml", state / ".env"
     files = [config_file, env_file]
-    marker = home / CONFIGURED
-    if marker.exists() and marker.read_text().strip() == _hash(settings, first, files):
+    if configured.unchanged(home, _digest(settings, first, files)):
         return "Hermes's config is as the settings say: nothing to do"
     try:
         current = yaml.safe_load(config_file.read_text()) if config_file.exists() else {}
@@ -131,5 +115,5 @@ def configure(home: Path, settings: HarnessSettings, first: int) -> str:
     write_atomic(config_file, yaml.safe_dump(config, sort_keys=True))
     write_atomic(env_file, _env_file(first))
     write_atomic(record, json.dumps(ours))
-    write_atomic(marker, _hash(settings, first, files))
+    configured.mark(home, _digest(settings, first, files))
     return f"Hermes configured: model {settings.model.name if settings.model else '-'}, {len(ours)} MCP servers"
