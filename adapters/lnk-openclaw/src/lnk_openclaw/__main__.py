@@ -1,0 +1,3 @@
+from lnk_openclaw.cli import main
+
+main()
