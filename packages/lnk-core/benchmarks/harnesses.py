@@ -4,11 +4,11 @@
 
 One agent, in its sandbox, its model the conformance kit's stand-in provider (which answers at
 once), switched in turn to each harness installed here (`lnk agent use`): Link Harness, then
-Hermes Agent (lnk-hermes, adapters/). Each is started once first (installed, configured, its
-adapter's answers kept); then each run starts the agent, takes the first byte of `lnk agent chat
--m hi`'s answer, reads the harness's resident memory (every process under the agent's supervisor
-but the supervisor itself) and stops it. Anchor in the same run: `python -c pass`. Link Harness
-must stay the fastest and the smallest.
+Hermes Agent (lnk-hermes, adapters/), then OpenClaw (lnk-openclaw). Each is started once first
+(installed, configured, its adapter's answers kept); then each run starts the agent, takes the
+first byte of `lnk agent chat -m hi`'s answer, reads the harness's resident memory (every process
+under the agent's supervisor but the supervisor itself) and stops it. Anchor in the same run:
+`python -c pass`. Link Harness must stay the fastest and the smallest.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import sys
 from common import AGENT, Link, load, python_pass, throwaway_link
 from start import agent_processes, command_of, rss_mib, start_to_token, stop
 
-HARNESSES = {"link": "Link Harness", "hermes": "Hermes Agent 0.19.0"}
-OUTSIDE = {"hermes": "lnk_hermes"}
+HARNESSES = {"link": "Link Harness", "hermes": "Hermes Agent 0.19.0", "openclaw": "OpenClaw 2026.9.6"}
+OUTSIDE = {"hermes": "lnk_hermes", "openclaw": "lnk_openclaw"}
 
 
 def harness_mib(link: Link) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -11,7 +12,7 @@ from rich.table import Table
 
 from link_plugin.errors import LinkError
 from lnk import sandboxing
-from lnk.agents import DEFAULT_AGENT
+from lnk.agents import DEFAULT_AGENT, all_agents
 from lnk.commands.common import JsonOpt, agent, emit, layout, out, say
 from lnk.prepare import harness_of
 from lnk.services import running
@@ -95,22 +96,51 @@ def repermit(harness: Annotated[str, typer.Argument()]) -> None:
     sandboxing.change(["harness", "repermit", "--harness", harness])
 
 
+def _size(folder: Path) -> float:
+    """Megabytes in a folder's files, links not followed."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink()) / 1e6
+
+
+def _traces(home: Path) -> list[Path]:
+    """What a harness's home links to outside itself: a release in its adapter's shared store,
+    which the sandbox reads but never writes."""
+    if not home.exists():
+        return []
+    inside = home.resolve()
+    found = {p.resolve() for p in home.rglob("*") if p.is_symlink()}
+    return sorted(p for p in found if p.exists() and not p.is_relative_to(inside))
+
+
+def _users(trace: Path, but: Path) -> list[str]:
+    """The agents here (but the home `but`) whose harness homes link to `trace`."""
+    users = []
+    for other in all_agents(layout()):
+        homes = other.folder.root / "Harnesses"
+        if homes.is_dir() and any(trace in _traces(h) for h in homes.iterdir() if h.resolve() != but.resolve()):
+            users.append(other.name)
+    return sorted(set(users))
+
+
 @harness_app.command()
 def show(harness: Annotated[str, typer.Argument()], name: AgentOpt = DEFAULT_AGENT) -> None:
-    """Where the harness lives for the agent."""
+    """Where the harness lives for the agent: its home, and what of it is outside the home."""
     found = agent(name)
     home = found.folder.harness_home(harness)
-    size = sum(p.stat().st_size for p in home.rglob("*") if p.is_file() and not p.is_symlink()) if home.exists() else 0
-    out.print(
-        f"{harness} for {found.name}: {home} ({size / 1e6:.1f} MB)"
-        if home.exists()
-        else f"{harness} has no home for {found.name}."
-    )
+    if not home.exists():
+        out.print(f"{harness} has no home for {found.name}.")
+        return
+    out.print(f"{harness} for {found.name}: {home} ({_size(home):.1f} MB)", soft_wrap=True)
+    for trace in _traces(home):
+        users = ", ".join(_users(trace, home)) or "no other agent"
+        out.print(
+            f"  outside it: {trace} ({_size(trace):.1f} MB, shared read-only; also used by {users})", soft_wrap=True
+        )
 
 
 @harness_app.command()
 def remove(harness: Annotated[str, typer.Argument()], name: AgentOpt = DEFAULT_AGENT) -> None:
-    """Delete the harness's home for the agent."""
+    """Delete the harness's home for the agent, and what of it is outside the home unless another
+    agent uses it."""
     found = agent(name)
     if running(found) is not None and (found.settings.harness or "link") == harness:
         raise LinkError(f"{found.name} runs {harness} now.", f"`lnk agent stop {found.name}` first.")
@@ -118,8 +148,16 @@ def remove(harness: Annotated[str, typer.Argument()], name: AgentOpt = DEFAULT_A
     if not home.exists():
         say(f"{harness} has no home for {found.name}.")
         return
+    traces = _traces(home)
     shutil.rmtree(home)
     say(f"Removed {home}.")
+    for trace in traces:
+        users = _users(trace, home)
+        if users:
+            say(f"Kept {trace}: {', '.join(users)} use it.")
+        else:
+            shutil.rmtree(trace)
+            say(f"Removed {trace}.")
 
 
 HARNESS_VERBS = ("run", "check", "allow", "deny", "repermit", "show", "remove")
