@@ -162,7 +162,7 @@ class Model:
 
     def think(self, request: Recorded) -> Reply:
         messages: list[dict[str, Any]] = request.json.get("messages", [])
-        asked = next((_text(m) for m in reversed(messages) if m.get("role") == "user"), "")
+        asked = next((t for m in reversed(messages) if m.get("role") == "user" and not _context(t := _text(m))), "")
         skill, match = next((s, m) for s in SKILLS if (m := re.search(s.asked, asked)))
         if skill.tool is None:
             return self._say(skill.answer(match, match.group(1) if match.groups() else asked))
@@ -180,3 +180,11 @@ class Model:
             self.slow.clear()
             return Reply(text=text, chunks=40, delay=0.5)
         return Reply(text=text, chunks=self.pace.chunks, delay=self.pace.delay)
+
+
+HARNESS_CONTEXT = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+"""OpenClaw adds its own context as a user message after the owner's: context, not what was asked."""
+
+
+def _context(text: str) -> bool:
+    return text.startswith(HARNESS_CONTEXT)

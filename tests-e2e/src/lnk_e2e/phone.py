@@ -64,12 +64,12 @@ class Phone:
         found = wait_for(lambda: self.showing(text), timeout, f"the message {text!r} in chat {self.chat}")
         return found[0]
 
-    def ask(self, model: Model, text: str, calls: int) -> Exchange:
+    def ask(self, model: Model, text: str, calls: int, timeout: float = 60) -> Exchange:
         """Send `text`, the model answering in `calls` requests (a tool call, then the answer); wait
-        until the phone shows the answer whole."""
+        until the phone shows the answer whole. `timeout`: how long the model may take to be asked."""
         first, answers = len(model.requests), len(model.answers)
         model.expect(calls)
         self.send(text)
-        answer = model.answer(answers)
+        answer = model.answer(answers, timeout)
         shown = self.wait_for_message(answer)
         return Exchange(model.requests[first : first + calls], answer, shown)
