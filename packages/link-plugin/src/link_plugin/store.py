@@ -54,12 +54,10 @@ class Release:
 
     @property
     def variable(self) -> str:
-        name = self.adapter.removeprefix("lnk-").upper().replace("-", "_")
-        return f"LNK_{name}_STORE"
+        return variable(self.adapter)
 
     def store(self) -> Path:
-        named = os.environ.get(self.variable)
-        return Path(named) if named else Path(sys.prefix) / "share" / self.adapter
+        return store(self.adapter)
 
     def built(self, folder: Path) -> bool:
         """Whether `folder` is a whole release of this pin (its mark is written last)."""
@@ -114,6 +112,34 @@ class Release:
             os.rename(building, target)
         finally:
             shutil.rmtree(building, ignore_errors=True)
+
+
+def variable(adapter: str) -> str:
+    """The variable naming an adapter's store: `LNK_HERMES_STORE` for lnk-hermes."""
+    return f"LNK_{adapter.removeprefix('lnk-').upper().replace('-', '_')}_STORE"
+
+
+def store(adapter: str) -> Path:
+    """An adapter's store: the folder its variable names, else `share/<adapter>` in the
+    environment it is installed in (Link's, where lnk runs too)."""
+    named = os.environ.get(variable(adapter))
+    return Path(named) if named else Path(sys.prefix) / "share" / adapter
+
+
+def releases_linked(home: Path, adapter: str) -> list[Path]:
+    """The whole releases of the adapter's store that links in `home` name: all an install puts
+    outside a home. A harness writes its own home, links included, so a link to anywhere else
+    (however it got there) names no release, and nothing acting on releases acts on it."""
+    if not home.is_dir():
+        return []
+    root = store(adapter).resolve()
+    found: set[Path] = set()
+    for path in home.rglob("*"):  # links to folders are not walked into
+        if path.is_symlink():
+            target = path.resolve()
+            if target.parent == root and not target.is_symlink() and (target / MARK).is_file():
+                found.add(target)
+    return sorted(found)
 
 
 def _writable(folder: Path) -> bool:
