@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from link_plugin.errors import LinkError
+from link_plugin.store import releases_linked
 from lnk import sandboxing
 from lnk.agents import DEFAULT_AGENT, all_agents
 from lnk.commands.common import JsonOpt, agent, emit, layout, out, say
@@ -102,13 +103,9 @@ def _size(folder: Path) -> float:
 
 
 def _traces(home: Path) -> list[Path]:
-    """What a harness's home links to outside itself: a release in its adapter's shared store,
-    which the sandbox reads but never writes."""
-    if not home.exists():
-        return []
-    inside = home.resolve()
-    found = {p.resolve() for p in home.rglob("*") if p.is_symlink()}
-    return sorted(p for p in found if p.exists() and not p.is_relative_to(inside))
+    """What a harness's home links to outside itself: releases in its adapter's shared store, which
+    the sandbox reads but never writes. Only those: a link the harness made elsewhere is its own."""
+    return releases_linked(home, f"lnk-{home.name}")
 
 
 def _users(trace: Path, but: Path) -> list[str]:
