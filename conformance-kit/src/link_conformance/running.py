@@ -101,6 +101,34 @@ def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes] | 
     raise AssertionError(f"nothing listened on port {port} within {timeout:.0f} s")
 
 
+def agent_settings(
+    folder: AgentFolder,
+    harness_name: str,
+    model: ModelRef,
+    ports: list[int],
+    *,
+    agent: AgentRef,
+    endpoint_key: str | None = None,
+    tools: dict[str, str] | None = None,
+) -> HarnessSettings:
+    """The settings Link hands a harness's adapter (`LNK_SETTINGS`) for an agent whose folder is
+    `folder`, its harness's home `Harnesses/<harness_name>` in it."""
+    return HarnessSettings(
+        contract=CONTRACT_VERSION,
+        agent=agent,
+        model=model,
+        folders=AgentFolders(
+            agent=str(folder.root),
+            home=str(folder.home),
+            chats=str(folder.chats),
+            harness_home=str(folder.harness_home(harness_name)),
+        ),
+        ports=ports,
+        endpoint_key=endpoint_key,
+        tools=tools or {},
+    )
+
+
 class RunningHarness:
     """One agent's harness, started from its adapter's `start` answer."""
 
@@ -123,17 +151,12 @@ class RunningHarness:
         self.harness_home.mkdir(parents=True, exist_ok=True)
         self.ports = self.program.ask_as(harness.Ports, Kind.HARNESS, "ports")
         self.first_port = free_block(self.ports.count)
-        self.settings = HarnessSettings(
-            contract=CONTRACT_VERSION,
+        self.settings = agent_settings(
+            self.folder,
+            executable.removeprefix("lnk-"),
+            ModelRef(name="stand-in", provider="openai", url=model_url),
+            list(range(self.first_port, self.first_port + self.ports.count)),
             agent=self.agent,
-            model=ModelRef(name="stand-in", provider="openai", url=model_url),
-            folders=AgentFolders(
-                agent=str(self.folder.root),
-                home=str(self.folder.home),
-                chats=str(self.folder.chats),
-                harness_home=str(self.harness_home),
-            ),
-            ports=list(range(self.first_port, self.first_port + self.ports.count)),
             endpoint_key=self.key,
             tools=tools,
         )
