@@ -16,20 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from world import World
+from world import World, sandboxes
 
-from lnk.plugins import find
 from lnk_testing.processes import descendants
 
-
-def _sandboxes() -> bool:
-    if shutil.which("bwrap") is None or find("lnk-sandbox") is None:
-        return False
-    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True)
-    return probe.returncode == 0
-
-
-pytestmark = pytest.mark.skipif(not _sandboxes(), reason="bubblewrap can't make a sandbox here")
+pytestmark = pytest.mark.skipif(not sandboxes(), reason="bubblewrap can't make a sandbox here")
 
 CONFIG = {"hermes": "hermes/config.yaml", "openclaw": "openclaw/openclaw.json"}
 """The harness's own config, in its home, that configure writes."""

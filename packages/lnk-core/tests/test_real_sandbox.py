@@ -4,25 +4,15 @@ reaches its tools through its proxy, and nothing it runs holds the key."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from world import TOOL, World
+from world import TOOL, World, sandboxes
 
-from lnk.plugins import find
 from lnk_testing.processes import descendants
 
 
-def _sandboxes() -> bool:
-    if shutil.which("bwrap") is None or find("lnk-sandbox") is None:
-        return False
-    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True)
-    return probe.returncode == 0
-
-
-@pytest.mark.skipif(not _sandboxes(), reason="bubblewrap can't make a sandbox here")
+@pytest.mark.skipif(not sandboxes(), reason="bubblewrap can't make a sandbox here")
 def test_a_sandboxed_agent_answers_reaches_its_tools_and_holds_no_key(world: World) -> None:
     world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
     world.lnk("agent", "keys", "set", "openai", "boxed", "--stdin", input=world.key)
@@ -59,7 +49,7 @@ def test_without_bubblewrap_a_start_names_the_command_that_installs_it(world: Wo
     assert "sudo apt-get install bubblewrap" in refused.stderr and "Traceback" not in refused.stderr
 
 
-@pytest.mark.skipif(not _sandboxes(), reason="bubblewrap can't make a sandbox here")
+@pytest.mark.skipif(not sandboxes(), reason="bubblewrap can't make a sandbox here")
 def test_a_sandboxed_harness_holding_its_own_key_sends_it_and_the_proxy_adds_none(world: World) -> None:
     """lnk agent keys wire off: the harness is handed its key at start and sends it to the proxy,
     which speaks TLS to the provider (here its stand-in) and adds nothing."""

@@ -39,6 +39,7 @@ from link_plugin.keys import KeyStore
 from link_plugin.layout import Layout
 from lnk import cli
 from lnk.agents import ENV_PORTS_FROM, Agent, load_agent
+from lnk.plugins import find
 from lnk.runstate import PartState, RunSpec, read_spec, read_state
 from lnk_testing import tool_server
 
@@ -55,6 +56,14 @@ STARTS_NOTHING = {
 
 PORTS = 40
 """How many ports a world's agents take their blocks from: the widest test holds three agents."""
+
+
+def sandboxes() -> bool:
+    """Whether bubblewrap makes a sandbox here, and lnk-sandbox is installed to drive it."""
+    if shutil.which("bwrap") is None or find("lnk-sandbox") is None:
+        return False
+    probe = subprocess.run(["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True)
+    return probe.returncode == 0
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 20.0, what: str = "it") -> Any:
