@@ -129,6 +129,18 @@ def test_one_bot_per_agent_and_what_connect_refuses(world: World) -> None:
     assert "can't speak testchan" in cant.stderr and "telegram" in cant.stderr
 
 
+def test_switching_to_a_harness_that_cant_speak_a_channel_says_it_stops_answering(world: World) -> None:
+    _agent(world, "work")
+    _connect(world, "work", "tok-switch")
+    switched = world.lnk("agent", "use", "silent", "work", "--yes").stderr
+    said = " ".join(switched.split())
+    assert "silent doesn't speak testchan: they stop answering until you switch back." in said
+    assert world.agent("work").settings.harness == "silent"
+    assert "testchan" in world.agent("work").settings.channels  # kept for the way back
+    back = " ".join(world.lnk("agent", "use", "mini", "work", "--yes").stderr.split())
+    assert "stop answering" not in back  # mini has an endpoint: Link's bridge carries testchan to it
+
+
 def test_disconnect_forgets_the_section_and_the_secret(world: World) -> None:
     _agent(world, "work")
     _connect(world, "work", "tok-bye")
