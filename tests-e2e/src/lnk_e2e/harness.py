@@ -17,9 +17,12 @@ from lnk_e2e.machine import Machine
 
 
 def serving(process: processes.Process) -> bool:
-    """Whether `process` is the harness's endpoint: Python running the `lnk_harness` package's serve."""
-    module = next((a for a in process.argv if a == "lnk_harness" or a.startswith("lnk_harness.")), None)
-    return module is not None and process.argv[-1].endswith("serve")
+    """Whether `process` is the harness's endpoint: Python running the `lnk_harness` package's serve
+    (`python -m lnk_harness.serve`), not the sandbox's relay, whose arguments end with that command."""
+    argv = process.argv
+    if len(argv) < 3 or argv[1] != "-m":
+        return False
+    return argv[2] == "lnk_harness.serve" or (argv[2] == "lnk_harness" and argv[-1] == "serve")
 
 
 class Harness:
