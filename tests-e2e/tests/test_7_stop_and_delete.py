@@ -14,10 +14,12 @@ from lnk_e2e.machine import Machine
 from lnk_e2e.waiting import wait_for
 
 MACHINE_WIDE = re.compile(
-    r"\.config/lnk/(machine\.toml|\.install\.lock|checked\.json|cache/answers/[0-9a-f]{24}-[a-z]+(-\d+)?\.json)"
+    r"\.config/lnk/(machine\.toml|\.install\.lock|checked\.json|harnesses/[a-z0-9-]+\.toml"
+    r"|cache/answers/[0-9a-f]{24}-[a-z]+(-\d+)?\.json)"
     r"|Link/\.link-memory/[0-9a-f]{16}/engine\.(lock|log)"
 )
-"""Link's settings for the machine, what it kept of each plugin release's answers and of the files a
+"""Link's settings for the machine, what the owner granted each harness (OpenClaw's risks: they hold
+for every agent on that harness), what it kept of each plugin release's answers and of the files a
 sandbox is built from (a deleted agent's leave with it), and the owner's memory engine's lock and
 log (one engine serves all of an owner's agents), not any agent's: they stay for the next agent."""
 
