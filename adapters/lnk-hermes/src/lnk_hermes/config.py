@@ -32,6 +32,7 @@ import yaml
 from link_plugin import configured
 from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
+from link_plugin.fronted import upstream_port
 from link_plugin.harness import HarnessSettings
 from lnk_hermes import __version__, release
 
@@ -44,11 +45,6 @@ PLATFORMS = ("telegram", "slack", "discord", "whatsapp", "signal", "mattermost",
 
 def hermes_home(home: Path) -> Path:
     return home / STATE
-
-
-def api_port(first: int) -> int:
-    """Hermes's own API server: the port after the endpoint's, in the agent's block."""
-    return first + 1
 
 
 def _config(settings: HarnessSettings, current: dict[str, Any], added: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -81,7 +77,7 @@ def _config(settings: HarnessSettings, current: dict[str, Any], added: list[str]
 
 
 def _env_file(first: int) -> str:
-    return f"API_SERVER_ENABLED=true\nAPI_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT={api_port(first)}\n"
+    return f"API_SERVER_ENABLED=true\nAPI_SERVER_HOST=127.0.0.1\nAPI_SERVER_PORT={upstream_port(first)}\n"
 
 
 def _digest(settings: HarnessSettings, first: int, files: list[Path]) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from link_plugin import front
 from link_plugin.errors import LinkError
+from link_plugin.fronted import upstream_port
 from link_plugin.harness import HarnessSettings
 from lnk_hermes import config, release
 
@@ -52,7 +53,7 @@ def run(settings: HarnessSettings, first: int) -> int:
     )
     upstream = front.Upstream(
         name="Hermes",
-        url=f"http://127.0.0.1:{config.api_port(first)}",
+        url=f"http://127.0.0.1:{upstream_port(first)}",
         key=key,
         model="hermes-agent",
         session_header="X-Hermes-Session-Id",
