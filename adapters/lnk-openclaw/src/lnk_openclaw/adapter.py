@@ -7,44 +7,23 @@ state (`openclaw/`: config, sessions, workspace, log) and Link's marks.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-import httpx
-
-from link_plugin.errors import LinkError
-from link_plugin.harness import (
-    Channels,
-    Done,
-    Endpoint,
-    Folders,
-    Health,
-    Hosts,
-    Needs,
-    Ports,
-    Risk,
-    Start,
-    State,
-)
-from link_plugin.plugin import HarnessAdapter, HarnessContext
+from link_plugin.fronted import FrontedAdapter
+from link_plugin.harness import HarnessSettings, Needs, Risk
+from link_plugin.plugin import HarnessContext
 from lnk_openclaw import __version__, config, release
 
-DEFAULT_PORT = 18789
-"""OpenClaw's own gateway port: the agent `main` keeps it for its endpoint."""
-PORT_COUNT = 2
-"""The endpoint (the front) and, after it, OpenClaw's gateway."""
-REGISTRY_HOSTS = ["registry.npmjs.org"]
 
-
-def _home(ctx: HarnessContext) -> Path | None:
-    """The harness's home the settings name; None when run by hand, without them."""
-    settings = ctx.settings
-    return Path(settings.folders.harness_home) if settings is not None else None
-
-
-class OpenClaw(HarnessAdapter):
+class OpenClaw(FrontedAdapter):
     name = "openclaw"
     release = __version__
+    default_port = 18789  # OpenClaw's own gateway port: the agent `main` keeps it for its endpoint
+    install_hosts = ["registry.npmjs.org"]  # install reaches npm's registry
+    state_path = config.STATE
+    front_module = "lnk_openclaw.front"
+    upstream = "OpenClaw's gateway"
+    health_path = "/healthz"
 
     def needs(self, ctx: HarnessContext) -> Needs:
         # Its tools (a shell, files) run inside the sandbox with the agent's grants; its model and
@@ -70,42 +49,8 @@ class OpenClaw(HarnessAdapter):
             ]
         )
 
-    def channels(self, ctx: HarnessContext) -> Channels:
-        return Channels(channels=[])  # its own channels stay off: Link's bridges carry every channel
+    def install_release(self, home: Path | None) -> str:
+        return release.install(home)
 
-    def ports(self, ctx: HarnessContext) -> Ports:
-        return Ports(count=PORT_COUNT, default=DEFAULT_PORT)
-
-    def folders(self, ctx: HarnessContext) -> Folders:
-        return Folders(writes=["Home"])  # its file and shell tools work in the agent's files
-
-    def endpoint(self, ctx: HarnessContext) -> Endpoint:
-        return Endpoint(url=f"http://127.0.0.1:{ctx.port or DEFAULT_PORT}/v1", proof=True, agent=True)
-
-    def hosts(self, ctx: HarnessContext) -> Hosts:
-        return Hosts(hosts=REGISTRY_HOSTS)  # install reaches npm's registry; configure reaches nothing
-
-    def state(self, ctx: HarnessContext) -> State:
-        return State(paths=[config.STATE])
-
-    def install(self, ctx: HarnessContext) -> Done:
-        return Done(detail=release.install(_home(ctx)))
-
-    def configure(self, ctx: HarnessContext) -> Done:
-        settings = ctx.settings
-        if settings is None:
-            raise LinkError("configure reads the agent's settings: LNK_SETTINGS names none.")
-        home = Path(settings.folders.harness_home)
-        return Done(detail=config.configure(home, settings, ctx.port or DEFAULT_PORT))
-
-    def start(self, ctx: HarnessContext) -> Start:
-        return Start(argv=[sys.executable, "-m", "lnk_openclaw.front"])
-
-    def health(self, ctx: HarnessContext) -> Health:
-        port = config.gateway_port(ctx.port or DEFAULT_PORT)
-        try:
-            response = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=3, trust_env=False)
-        except httpx.HTTPError as exc:
-            return Health(ok=False, detail=f"OpenClaw doesn't answer on port {port}: {exc}")
-        status = response.status_code
-        return Health(ok=status == 200, detail=f"OpenClaw's gateway on port {port}: {status}")
+    def configure_home(self, home: Path, settings: HarnessSettings, first: int) -> str:
+        return config.configure(home, settings, first)

@@ -35,6 +35,7 @@ from typing import Any
 from link_plugin import configured, front
 from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
+from link_plugin.fronted import upstream_port
 from link_plugin.harness import HarnessSettings
 from lnk_openclaw import __version__, release
 
@@ -58,11 +59,6 @@ def config_file(home: Path) -> Path:
     return state(home) / CONFIG
 
 
-def gateway_port(first: int) -> int:
-    """OpenClaw's gateway: the port after the endpoint's, in the agent's block."""
-    return first + 1
-
-
 def _section(current: dict[str, Any], name: str) -> dict[str, Any]:
     value = current.get(name)
     return dict(value) if isinstance(value, dict) else {}
@@ -79,7 +75,7 @@ def _config(
     gateway = _section(current, "gateway")
     gateway.update(
         mode="local",
-        port=gateway_port(first),
+        port=upstream_port(first),
         bind="loopback",
         auth={"mode": "token"},  # the token is OPENCLAW_GATEWAY_TOKEN, made at each start
         controlUi={**_section(gateway, "controlUi"), "enabled": False},

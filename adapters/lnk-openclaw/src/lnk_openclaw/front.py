@@ -20,6 +20,7 @@ from pathlib import Path
 
 from link_plugin import front
 from link_plugin.errors import LinkError
+from link_plugin.fronted import upstream_port
 from link_plugin.harness import HarnessSettings
 from lnk_openclaw import config, release
 
@@ -57,7 +58,7 @@ def run(settings: HarnessSettings, first: int) -> int:
     )
     upstream = front.Upstream(
         name="OpenClaw",
-        url=f"http://127.0.0.1:{config.gateway_port(first)}",
+        url=f"http://127.0.0.1:{upstream_port(first)}",
         key=token,
         model="openclaw/default",
         session_header="x-openclaw-session-key",
