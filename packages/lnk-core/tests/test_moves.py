@@ -188,7 +188,11 @@ def test_a_send_cut_short_leaves_the_agent_free_to_start(world: World) -> None:
     sender.stdout.read(1000)
     sender.stdout.close()  # the other end went away mid-stream: no receive can have the agent
     sender.wait(timeout=60)
-    assert sender.returncode != 0
+    assert sender.returncode == 1
+    assert sender.stderr is not None
+    said = sender.stderr.read().decode()
+    assert "stopped reading before work was sent whole: nothing moved" in said, said
+    assert "lnk agent start work" in said and "Traceback" not in said, said
     world.start("work")
 
 

@@ -27,7 +27,16 @@ def send(name: AgentArg = DEFAULT_AGENT) -> None:
     found = agent(name)
     if sys.stdout.isatty():
         raise LinkError("lnk agent send writes a stream, not text for a terminal.", f"Pipe it: {PIPELINE}")
-    written = write(found, sys.stdout.buffer, say)
+    try:
+        written = write(found, sys.stdout.buffer, say)
+    except BrokenPipeError:
+        # The reader went away: receive refused the stream (its own message says why) or the
+        # connection dropped. Nothing arrived whole, so the agent is only here, stopped.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        raise LinkError(
+            f"The other end stopped reading before {name} was sent whole: nothing moved, {name} stays here.",
+            f"Its message says why; lnk agent start {name} starts it here again.",
+        ) from None
     say(f"Sent {name} ({found.id}): {written.files} files, {written.bytes / 2**20:.1f} MiB.")
     say(f"Once it answers where it went, lnk agent sent {name} (fed receive's receipt) finishes the move here.")
 
