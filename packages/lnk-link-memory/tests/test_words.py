@@ -63,3 +63,14 @@ def test_bags_made_the_old_way_are_made_again_and_copies_still_found(agent: Agen
     assert row == (made.words, made.words_hash, made.bag) and memory.store.meta("bags") == text.BAG_VERSION
     lease = next(hit for hit in memory.search("lease deposit").results if hit.path == "memory/lease.md")
     assert lease.copies == ["memory/archive/lease-copy.md"]
+
+
+def test_documents_fingerprinted_together_get_each_their_own() -> None:
+    """Worked out together, each document's fingerprint is the one it has alone: no word of one
+    runs into the next, and an empty document between others holds no words."""
+    together = text.fingerprints(TEXTS + ["ab", "ab", "a a a"])
+    for body, fingerprint in zip(TEXTS + ["ab", "ab", "a a a"], together, strict=True):
+        assert fingerprint == text.fingerprints([body])[0]
+        assert fingerprint.words == len(text.tokens(body))
+        assert fingerprint.sketch == text.sketch(fingerprint.bag)  # as an index's bags are sketched again
+    assert together[-2].bag == together[-3].bag and together[-1].words == 3

@@ -7,6 +7,7 @@ import logging
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -15,7 +16,7 @@ from lnk_link_memory.embedding import WORDS_FIRST
 from lnk_link_memory.extract import ExtractFailed, extract
 from lnk_link_memory.folder import Folder, Found, Kind, Missing, Refused, Skipped, extracted
 from lnk_link_memory.limits import MAX_TEXT_CHARS, REMOVED_KEPT
-from lnk_link_memory.prepare import Prepared, digest, prepare
+from lnk_link_memory.prepare import Document, Prepared, digest, prepare_all
 from lnk_link_memory.store import Batch, Store
 from lnk_link_memory.store.chunks import Added, Moved, Words
 from lnk_link_memory.walk import walk
@@ -28,6 +29,9 @@ SKETCHES = "sketches"
 """How the documents' sketches were made (text.SKETCH_VERSION)."""
 BAGS = "bags"
 """How the documents' words were hashed into their bags (text.BAG_VERSION)."""
+GROUP_DOCUMENTS = 32
+GROUP_BYTES = 2**20
+"""A group of documents prepared together holds at most this many, or about this many bytes."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,15 @@ class Scan:
     indexed: int
     removed: int
     seconds: float
+
+
+@dataclass(frozen=True)
+class Read:
+    """A document read to be indexed: its text, the text's hash, and its id when it was indexed before."""
+
+    document: Document
+    body_hash: str
+    doc: int | None
 
 
 class Indexer:
@@ -45,6 +58,7 @@ class Indexer:
         self._words_first: contextlib.ExitStack | None = None
         """Held from a scan's first document to index to its end: embedding waits meanwhile."""
         self._indexing = False
+        self._group_began = 0.0
 
     def scan(self) -> Scan:
         started = time.monotonic()
@@ -57,10 +71,15 @@ class Indexer:
         unread: list[str] = []
         indexed = 0
         # Changes share a transaction committed every quarter second or so: one per document cost
-        # as much as the document's words did.
+        # as much as the document's words did. Documents to index are read and prepared a group at
+        # a time (see _index_group), and a group waits no longer than a batch does.
+        group: list[Found] = []
         try:
             with self.store.batch() as self._batch, contextlib.ExitStack() as self._words_first:
                 for item in walk(self.folder):
+                    if group and time.monotonic() - self._group_began >= self._batch.seconds:
+                        indexed += self._index_group(group, first)
+                        self._batch.commit()
                     self._batch.tick()
                     seen.add(item.path)
                     if isinstance(item, Skipped):
@@ -69,7 +88,12 @@ class Indexer:
                         if skipped.get(item.path) != (item.reason, "") or item.path in known:
                             self._skip(item.path, item.reason, "")
                     elif known.get(item.path) != item.signature != skipped.get(item.path, ("", ""))[1]:
-                        indexed += self._index_one(item, first)
+                        if not group:
+                            self._group_began = time.monotonic()
+                        group.append(item)
+                        if len(group) >= GROUP_DOCUMENTS or sum(f.size for f in group) >= GROUP_BYTES:
+                            indexed += self._index_group(group, first)
+                indexed += self._index_group(group, first)
                 # What was under a folder that couldn't be read this time may well be there still: not removed.
                 gone = [path for path in known if path not in seen and not path.startswith(tuple(unread))]
                 for path in gone:
@@ -113,42 +137,72 @@ class Indexer:
         else:
             self.index(item, first=False)
 
-    def _index_one(self, found: Found, first: bool) -> int:
-        """Index one document; whatever goes wrong with it is said for it alone, and the scan goes on."""
+    def _index_group(self, group: list[Found], first: bool) -> int:
+        """Index a group of documents (emptying it); how many of them changed their words.
+
+        Read one by one, prepared together (their fingerprints are worked out in one go, see
+        text.fingerprints), written one by one, each in a change of its own: whatever goes wrong
+        with one document is said for it alone, and the rest are indexed."""
+        read: list[tuple[Found, Read]] = []
+        for found in group:
+            with self._own_failure(found):
+                got = self._read(found)
+                if got is not None:
+                    read.append((found, got))
+        group.clear()
         try:
-            return self.index(found, first)
+            prepared = prepare_all([got.document for _, got in read])
+        except Exception:
+            prepared = []  # prepared again one by one below, so the failure is said for its document
+        indexed = 0
+        for i, (found, got) in enumerate(read):
+            with self._own_failure(found):
+                ready = prepared[i] if prepared else prepare_all([got.document])[0]
+                self._write(found, got, first, ready)
+                indexed += 1
+        return indexed
+
+    @contextlib.contextmanager
+    def _own_failure(self, found: Found) -> Iterator[None]:
+        """Whatever goes wrong with one document is said for it alone, and the scan goes on."""
+        try:
+            yield
         except sqlite3.Error:
             raise  # the index itself: a corrupt one is set aside and built again
         except Exception as exc:
             log.exception("indexing %s failed", found.path)
             self._skip(found.path, f"couldn't be indexed ({type(exc).__name__}: {exc})", found.signature)
-            return 0
 
     def index(self, found: Found, first: bool) -> int:
         """Read and index one document; 1 when its words changed."""
+        got = self._read(found)
+        if got is None:
+            return 0
+        self._write(found, got, first, prepare_all([got.document])[0])
+        return 1
+
+    def _read(self, found: Found) -> Read | None:
+        """A document's text to index, or None when there is nothing to index: it is gone, left out
+        (and said so), or its words are those indexed already (only its signature is noted)."""
         try:
             body = self._text(found)
         except Missing:
             self.remove(found.path)  # gone since the walk found it
-            return 0
+            return None
         except (Refused, ExtractFailed) as exc:
             self._skip(found.path, str(exc), found.signature)
-            return 0
+            return None
         body_hash = digest(body)
         row = self.store.documents.id_and_hash(found.path)
         if row is not None and row[1] == body_hash:
             with self.store.write():
                 self.store.documents.touch(row[0], found.signature, found.mtime)
                 self.store.skipped.forget([found.path])
-            return 0
-        if self._words_first is not None and not self._indexing:
-            self._words_first.enter_context(WORDS_FIRST.indexing())
-            self._indexing = True
+            return None
         source, parts = self.folder.locate(found.path)
         conversation = parts[0] if found.kind is Kind.CONVERSATION else None
-        prepared = prepare(found.path, conversation, source.prefix, body)
-        self._write(found, body, body_hash, row[0] if row else None, first, prepared)
-        return 1
+        document = Document(found.path, conversation, source.prefix, body)
+        return Read(document, body_hash, row[0] if row else None)
 
     def _text(self, found: Found) -> str:
         handle, _ = self.folder.open(found.path)
@@ -172,8 +226,12 @@ class Indexer:
             raise ExtractFailed(f"its text runs past {MAX_TEXT_CHARS // 2**20} MiB: left out, not half read")
         return body.replace("\x00", "")
 
-    def _write(self, found: Found, body: str, body_hash: str, doc: int | None, first: bool, prepared: Prepared) -> None:
-        stem = links.without_suffix(found.path[len(self.folder.locate(found.path)[0].prefix) :]).lower()
+    def _write(self, found: Found, got: Read, first: bool, prepared: Prepared) -> None:
+        if self._words_first is not None and not self._indexing:
+            self._words_first.enter_context(WORDS_FIRST.indexing())
+            self._indexing = True
+        body, body_hash, doc = got.document.body, got.body_hash, got.doc
+        stem = links.without_suffix(found.path[len(got.document.prefix) :]).lower()
         now = time.time()
         values: dict[str, object] = {
             "kind": found.kind.value,

@@ -7,6 +7,7 @@ and writes what comes back in one change.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lnk_link_memory import links, text
@@ -31,16 +32,31 @@ def digest(data: str) -> str:
     return hashlib.sha256(data.encode()).hexdigest()
 
 
-def prepare(path: str, conversation: str | None, prefix: str, body: str) -> Prepared:
-    """A document at `path` (under the source whose paths begin with `prefix`); `conversation` names
-    the conversation when it is one."""
-    if conversation is not None:
-        title = text.heading_title(body) or text.clip(f"Conversation {conversation}")
+@dataclass(frozen=True)
+class Document:
+    """A document's text to prepare, at `path` (under the source whose paths begin with `prefix`);
+    `conversation` names the conversation when it is one."""
+
+    path: str
+    conversation: str | None
+    prefix: str
+    body: str
+
+
+def prepare_all(documents: Sequence[Document]) -> list[Prepared]:
+    """Each document prepared, their fingerprints worked out together."""
+    words = text.fingerprints([d.body for d in documents])
+    return [_prepared(d, w) for d, w in zip(documents, words, strict=True)]
+
+
+def _prepared(document: Document, words: text.Fingerprint) -> Prepared:
+    path, body = document.path, document.body
+    if document.conversation is not None:
+        title = text.heading_title(body) or text.clip(f"Conversation {document.conversation}")
         name_title = None
     else:
         title = text.heading_title(body) or text.name_title(path)
         name_title = text.name_title(path)
-    words = text.fingerprint(body)
     return Prepared(
         title=title,
         name_title=name_title,
@@ -49,5 +65,5 @@ def prepare(path: str, conversation: str | None, prefix: str, body: str) -> Prep
         bag=words.bag,
         sketch=words.sketch,
         pieces=[(piece.line, piece.text) for piece in chunk(body)],
-        links=links.found_in(body, path, prefix),
+        links=links.found_in(body, path, document.prefix),
     )

@@ -8,7 +8,9 @@ and in the query alike, finds any word of two characters or more wherever it sta
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -267,17 +269,25 @@ def _mixed(x: np.ndarray) -> np.ndarray:
 def word_hashes(body: str) -> np.ndarray:
     """A 64-bit hash of each of the text's words (as `tokens` finds them), in order.
 
-    Worked on the text's UTF-8 bytes by numpy, a document at a time, where a loop over its words
-    in Python cost more than the rest of indexing it: a word is a run of letters and digits (bytes
-    above ASCII are left only where they spell one), with an apostrophe inside it kept. Each word
-    is hashed from its first, middle and last eight bytes and its length, so any word of up to 24
+    Worked on the text's UTF-8 bytes by numpy: a word is a run of letters and digits (bytes above
+    ASCII are left only where they spell one), with an apostrophe inside it kept. Each word is
+    hashed from its first, middle and last eight bytes and its length, so any word of up to 24
     bytes hashes from all of them."""
+    return _hashed(_word_bytes(body))[0]
+
+
+def _word_bytes(body: str) -> bytes:
+    """A text's bytes as its words are hashed from: lowercased, with only letters and digits outside ASCII."""
     lowered = body.lower().replace("’", "'")
     if has_cjk(lowered):
         lowered = " ".join(tokens(lowered))  # CJK runs as bigrams, each a word
     elif not lowered.isascii():
         lowered = _NOT_WORD.sub(" ", lowered)
-    data = lowered.encode()
+    return lowered.encode()
+
+
+def _hashed(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Each word's hash (see word_hashes) and the offset in `data` it starts at."""
     n = len(data)
     padded = np.zeros(n + 16, dtype=np.uint8)  # eight bytes either side: every window stays inside
     b = padded[8 : 8 + n]
@@ -296,18 +306,51 @@ def word_hashes(body: str) -> np.ndarray:
     tail = np.where(short, np.uint64(0), windows[ends - 8])
     middle = np.where(lengths > 16, windows[starts + (ends - starts - 8) // 2], np.uint64(0))
     # The middle window turned half round: where it overlaps the last, a byte lies elsewhere in each.
-    return _mixed(_mixed(head ^ lengths * _GOLDEN) ^ tail ^ (middle << _HALF | middle >> _HALF))
+    hashes = _mixed(_mixed(head ^ lengths * _GOLDEN) ^ tail ^ (middle << _HALF | middle >> _HALF))
+    return hashes, edges[0::2]
 
 
 def fingerprint(body: str) -> Fingerprint:
     """A document's words summed up: two documents of the same words share most of their sketch."""
-    hashes = word_hashes(body)
-    words_hash = hashlib.sha256(hashes.tobytes()).hexdigest()
-    if not len(hashes):
-        return Fingerprint(0, words_hash, b"", sketch(b""))
-    unique, counts = np.unique(hashes, return_counts=True)
-    bag = unique.tobytes() + counts.astype(np.uint64).tobytes()
-    return Fingerprint(len(hashes), words_hash, bag, sketch(bag))
+    return fingerprints([body])[0]
+
+
+def fingerprints(bodies: Sequence[str]) -> list[Fingerprint]:
+    """Each document's fingerprint, the documents' words hashed, counted and sketched together.
+
+    A few dozen numpy steps make a fingerprint, each costing a few microseconds however little it
+    works on: done for many documents at once (their bytes one after another, a space between),
+    they cost that once, where a document at a time they cost more than the work itself."""
+    if not bodies:
+        return []
+    data = [_word_bytes(body) for body in bodies]
+    hashes, starts = _hashed(b" ".join(data))
+    # Where each document's words begin and end among all the words, and whose each word is.
+    bounds = np.searchsorted(starts, np.cumsum([0] + [len(d) + 1 for d in data]))
+    owner = np.searchsorted(bounds, np.arange(len(hashes)), side="right") - 1
+    ordered = np.empty_like(hashes)
+    for first, last in itertools.pairwise(bounds.tolist()):
+        ordered[first:last] = np.sort(hashes[first:last])
+    # Runs of one word within a document: its distinct words, and how often each comes.
+    new = np.ones(len(ordered), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]) | (owner[1:] != owner[:-1])
+    runs = np.flatnonzero(new)
+    counts = np.diff(runs, append=len(ordered)).astype(np.uint64)
+    # Each occurrence of a word (its nth time) mixed once; each document's bins keep their smallest.
+    nth = np.arange(len(ordered), dtype=np.uint64) - np.repeat(runs, counts.astype(np.int64)).astype(np.uint64)
+    mixed = (ordered ^ (nth * _MIX)) * _MIX
+    sketches = np.full((len(data), SKETCH), _EMPTY, dtype=np.uint64)
+    np.minimum.at(sketches.reshape(-1), owner * SKETCH + (mixed >> _BIN_SHIFT).astype(np.int64), mixed)
+    run_bounds = np.searchsorted(runs, bounds).tolist()
+    out = []
+    for i, (first, last) in enumerate(itertools.pairwise(bounds.tolist())):
+        bag = b""
+        if last > first:
+            kept = runs[run_bounds[i] : run_bounds[i + 1]]
+            bag = ordered[kept].tobytes() + counts[run_bounds[i] : run_bounds[i + 1]].tobytes()
+        words_hash = hashlib.sha256(hashes[first:last].tobytes()).hexdigest()
+        out.append(Fingerprint(last - first, words_hash, bag, sketches[i].tobytes()))
+    return out
 
 
 def sketch(bag: bytes) -> bytes:
