@@ -5,13 +5,15 @@
     ... point the bridge at relay.port ...
 
 Bytes pass unchanged both ways, each client connection on a server connection of its own, so
-the proof and the key go through as they would directly. Two strikes:
+the proof and the key go through as they would directly. Three strikes:
 
 - `after(marker, action)` runs `action` once, as soon as the server's bytes holding `marker`
   were handed on to the client: a harness killed the moment the bridge read its answer's end.
 - `hold(marker)`: the next connection whose request holds `marker` gets nothing more from the
   server; `cut()` then closes it. The server had the request and the client saw no byte of the
   answer: a connection broken before any answer, with the harness having kept the message.
+- `end()`: the relay is gone, as a sandbox's relay killed: nothing listens on its port any more,
+  then the held connections close.
 """
 
 from __future__ import annotations
@@ -76,14 +78,27 @@ class Relay:
 
     def cut(self) -> None:
         """Close the held connections, both ways."""
+        self._loop.call_soon_threadsafe(self._close_held)
+
+    def end(self) -> None:
+        """Stop listening, then close the held connections, both ways: whoever finds a connection
+        closed finds nothing to connect to either."""
+        done = threading.Event()
 
         def close() -> None:
-            for connection in self._held:
-                for writer in connection.writers:
-                    writer.close()
-            self._held.clear()
+            if self._server is not None:
+                self._server.close()  # its listening sockets close now, before any connection
+            self._close_held()
+            done.set()
 
         self._loop.call_soon_threadsafe(close)
+        done.wait(10)
+
+    def _close_held(self) -> None:
+        for connection in self._held:
+            for writer in connection.writers:
+                writer.close()
+        self._held.clear()
 
     async def _serve(self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter) -> None:
         try:
