@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -14,12 +15,15 @@ from conftest import MAIN
 from helpers import Harness, ask, crafted, events, kinds, send, settings_for, wait_until
 from listing import tools_listed
 from mcp_tools import ToolServers
+from proxy import KeyAddingProxy
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
 from link_plugin import wire
 from link_plugin.endpoint import EndpointUnreachable
 from link_plugin.harness import Turns
+from link_plugin.providers import PROVIDERS
 from lnk_harness.events import Answer, Delivered, MessageIn, Output
+from lnk_testing.relay import Relay
 
 
 def recovered(harness: Harness) -> list[wire.Undelivered]:
@@ -331,3 +335,45 @@ def test_a_turn_killed_mid_answer_is_finished_at_once_not_after_the_lapse(
     finally:
         hold.set()
         harness.stop()
+
+
+def test_the_sandbox_ending_mid_answer_leaves_the_turn_to_the_next_harness(
+    tmp_path: Path, provider: StandInProvider
+) -> None:
+    """A sandbox ends from its way out inward (its relay, bubblewrap or `lnk-sandbox run` killed):
+    the model's connection breaks before the harness ends with the rest. The harness writes no
+    error for an answer; finding the proxy gone, it ends, and the harness started after it in a new
+    sandbox answers the turn, once."""
+    openai = PROVIDERS["openai"]
+    # Whether the first request reached the model before the way out ended, the answer is the same.
+    provider.script(*[Reply(text="the answer after the sandbox")] * 2)
+    with KeyAddingProxy({openai.host: provider.origin}, key="sk-the-proxy-adds") as proxy:
+        way_out = Relay(urlsplit(proxy.url).port or 0).start()
+        settings = settings_for(tmp_path, MAIN, openai.url, model_name="gpt-6-luna")
+        harness = Harness([settings], env=_behind(f"http://127.0.0.1:{way_out.port}")).start()
+        try:
+            way_out.hold(b"/chat/completions")
+            ending = threading.Thread(target=lambda: (way_out.holding.wait(20), way_out.end()), daemon=True)
+            ending.start()
+            send_then_lose(harness, "tell me about the lighthouse", "telegram:7")
+            ending.join()
+            assert harness.process is not None
+            harness.process.wait(timeout=20)  # it ends of itself, as Link stops it
+            folder = harness.conversation("telegram:7")
+            assert "answer" not in kinds(folder), f"an answer was written: {events(folder)}"
+            assert "the sandbox's proxy is gone" in harness.output()
+
+            harness.env = _behind(proxy.url)  # the new sandbox's way out
+            harness.start()
+            wait_until(lambda: recovered(harness), what="the recovered answer")
+            answers = recovered(harness)
+            assert [a.content for a in answers] == ["the answer after the sandbox"]
+            assert kinds(folder).count("answer") == 1
+        finally:
+            way_out.stop()
+            harness.stop()
+
+
+def _behind(proxy: str) -> dict[str, str]:
+    """A harness's environment in Link's sandbox: everything through its proxy, the loopback too."""
+    return {"LNK_PROXY": proxy, "HTTP_PROXY": proxy, "http_proxy": proxy, "NO_PROXY": "", "no_proxy": ""}

@@ -38,6 +38,11 @@ class ModelError(LinkError):
     """The model could not be asked, or answered something that isn't an answer."""
 
 
+class ModelUnreachable(ModelError):
+    """The connection to the model failed or broke: the model failed, or the way to it is gone
+    (way_out.py tells which in a sandbox)."""
+
+
 @dataclass
 class Step:
     """What one call to the model gave, once it finished."""
@@ -77,8 +82,10 @@ async def stream(
                 raise ModelError(f"the model at {url} answered {response.status_code}: {_error_text(raw)}")
             async for item in parse(_data(sse.aevents(response.aiter_bytes()))):
                 yield item
+    except httpx.TransportError as exc:
+        raise ModelUnreachable(f"the model at {url} could not be reached: {type(exc).__name__}: {exc}") from exc
     except httpx.HTTPError as exc:
-        raise ModelError(f"the model at {url} could not be reached: {type(exc).__name__}: {exc}") from exc
+        raise ModelError(f"the model at {url} could not be asked: {type(exc).__name__}: {exc}") from exc
 
 
 def _error_text(raw: str) -> str:

@@ -35,7 +35,7 @@ from link_plugin import LinkError
 from link_plugin.harness import HarnessSettings
 from link_plugin.waits import waited
 from link_plugin.wire import Thread
-from lnk_harness import model
+from lnk_harness import model, way_out
 from lnk_harness.conversation import Conversation, answer_name, folder_thread
 from lnk_harness.events import Answer, CallMade, Delivered, MessageIn, Output, Result
 from lnk_harness.lease import Lease, Taken
@@ -347,6 +347,11 @@ class Turns:
                         break
                     history = conversation.history()
             except LinkError as exc:
+                if isinstance(exc, model.ModelUnreachable) and await way_out.gone():
+                    # Not the model: the sandbox is ending under this harness. Its turn is the
+                    # next harness's to finish (the stop cancels this one, which hands it over).
+                    way_out.end(f"{conversation.thread}: {exc.message}, and the sandbox's proxy is gone")
+                    await asyncio.Event().wait()
                 # The model failed, or an event can't be read: the answer says so, and the turn
                 # ends as every turn does, so the next one doesn't take this one's text for its own.
                 error = exc.message
@@ -376,7 +381,7 @@ class Turns:
                         reply.put(STEP_BREAK)
                     reply.put(item)
                 pieces.append(item)
-            raise model.ModelError("the model's answer ended before it finished")
+            raise model.ModelUnreachable("the model's answer ended before it finished")
 
         asking = asyncio.create_task(consume())
         stopping = asyncio.create_task(running.stop.wait())
