@@ -40,6 +40,17 @@ def test_a_list_of_close_scores_ties_on_its_own_scale() -> None:
     assert order == [2, 1, 3, 4, 5, 6]
 
 
+def test_a_clear_lead_on_the_first_page_is_not_tied_by_a_long_tail() -> None:
+    """Fifty ranked documents fall far below the best; the ten a reader sees sit close. The lead is
+    clearly better than the rest of that page and stays first, however new the others are."""
+    scores = [10.0, 9.5, 9.45, 9.4, 9.35, 9.3, 9.25, 9.2, 9.15, 9.1, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
+    ranked = [Ranked(doc, score, 0) for doc, score in enumerate(scores, start=1)]
+    newest_last = {doc: float(doc) for doc in range(1, len(scores) + 1)}
+    order = [r.doc for r in newest_among_ties(ranked, newest_last)]
+    assert order[0] == 1
+    assert order[1:3] == [3, 2]  # within a tenth of the page's spread: the newer first
+
+
 def test_a_newer_note_beats_an_older_one_saying_nearly_the_same(agent: AgentFolder, memory_of: MakeMemory) -> None:
     now = time.time()
     write(agent.memory / "old-plan.md", "# Plan\n\nThe garden party is on Saturday at noon.\n", now - 86400 * 30)

@@ -25,7 +25,8 @@ RANKED = 50
 """Each list (words, meaning) ranks its best this many documents."""
 RRF_K = 60
 TIE = 0.1
-"""Within a tenth of the best score around them, documents count as ties: the newest comes first."""
+"""Within a tenth of the best score around them, documents count as ties: the newest comes first. A
+tenth of the list's own scale: the spread of its first page (search.newest_among_ties)."""
 COPY_WORDS = 20
 COPY_SHARE = 0.9
 """From twenty words on, documents sharing nine in ten of their words are copies."""

@@ -1,8 +1,9 @@
 """One search: words (bm25, the title four times the body) and meaning (embeddings), merged by rank.
 
-Each list ranks its best 50 documents; within a list, documents within a tenth of the list's spread
-of the best score around them count as ties and the newest comes first; the lists are merged by
-reciprocal rank fusion, score = sum of 1 / (60 + rank). What has no vector yet is searched by words
+Each list ranks its best 50 documents; within a list, documents within a tenth of the spread of the
+list's first page (its best score less its tenth) of the best score around them count as ties and
+the newest comes first; the lists are merged by reciprocal rank fusion, score = sum of
+1 / (60 + rank). What has no vector yet is searched by words
 alone, its words rank standing for its meaning rank, so embedding never makes search worse than
 words alone. Copies come once, under the shortest path.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lnk_link_memory import text
-from lnk_link_memory.limits import COPY_SHARE, COPY_WORDS, RANKED, RRF_K, TIE
+from lnk_link_memory.limits import COPY_SHARE, COPY_WORDS, RANKED, RRF_K, SEARCH_PAGE, TIE
 from lnk_link_memory.models import Vectors
 from lnk_link_memory.store import Store
 from lnk_link_memory.vectors import Ids, compare
@@ -108,12 +109,13 @@ def _best_per_doc(rows: Iterable[tuple[int, float, int]]) -> list[Ranked]:
 def newest_among_ties(ranked: Sequence[Ranked], mtime: dict[int, float]) -> list[Ranked]:
     """Within a tenth of the list's own spread of the best score around them, the newest document first.
 
-    Each list is judged on its own scale: the spread is its best score less its last, so bm25's
-    wide scores and a model's narrow cosines tie alike, and a list that barely varies ties little
-    more than one that varies a lot."""
+    Each list is judged on its own scale, the spread of its first page (its best score less its
+    tenth best): bm25's wide scores and a model's narrow cosines tie alike, and what counts as
+    matching about as well is set by the documents a reader is shown, not by the long tail of the
+    fifty ranked (that tail's spread tied a fused answer's first place with its third)."""
     if not ranked:
         return []
-    window = (ranked[0].score - ranked[-1].score) * TIE
+    window = (ranked[0].score - ranked[min(len(ranked), SEARCH_PAGE) - 1].score) * TIE
     ordered: list[Ranked] = []
     i = 0
     while i < len(ranked):
