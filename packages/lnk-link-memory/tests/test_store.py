@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import ast
 import re
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import lnk_link_memory
+from lnk_link_memory.store import SCHEMA_VERSION, Store
 
 PACKAGE = Path(lnk_link_memory.__file__).parent
 STORE = PACKAGE / "store"
@@ -48,3 +52,47 @@ def test_the_check_finds_the_sql_the_store_holds() -> None:
     assert any("calls executescript" in line for line in found)
     assert any("SQL 'SELECT" in line for line in found)
     assert any("imports sqlite_utils" in line for line in found)
+
+
+def _schema(db: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    return db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+
+
+_OPENS = """
+import sys
+from pathlib import Path
+from lnk_link_memory.store import Store
+store = Store(Path(sys.argv[1]))
+store.open()
+store.close()
+print("sqlite_utils" in sys.modules)
+"""
+
+
+def _opened_with_sqlite_utils(index: Path) -> bool:
+    """Whether opening the index (in a process of its own) brought sqlite-utils in."""
+    done = subprocess.run([sys.executable, "-c", _OPENS, str(index)], capture_output=True, text=True, check=True)
+    return done.stdout.strip() == "True"
+
+
+def test_an_index_made_by_an_earlier_release_is_completed_and_keeps_what_it_holds(tmp_path: Path) -> None:
+    """A new index is made by the store's own SQL, the same tables sqlite-utils made before; an
+    index lacking some of them gets them from sqlite-utils, and keeps its rows."""
+    assert not _opened_with_sqlite_utils(tmp_path / "new.db")
+    new = Store(tmp_path / "new.db")
+    new.open()
+    made = _schema(new.db())
+    new.set_meta("note", "kept")
+    db = new.db()
+    db.execute("DROP TABLE skipped")
+    db.execute("DROP INDEX documents_name")
+    new.close()
+    assert _opened_with_sqlite_utils(tmp_path / "new.db")  # lacking some: completed
+    assert not _opened_with_sqlite_utils(tmp_path / "new.db")  # complete: opened as it is
+    again = Store(tmp_path / "new.db")
+    again.open()
+    assert _schema(again.db()) == made
+    assert again.meta("note") == "kept" and again.meta("schema") == SCHEMA_VERSION
+    again.skipped.add("a.bin", "not a document", "")
+    assert again.skipped.listing() == [("a.bin", "not a document")]
+    again.close()

@@ -1,7 +1,7 @@
 """What the index keeps besides the documents: those removed (the latest few thousand, so `list`
 says what went) and those left out (and why, so `status` and `read` can say).
 
-Both are written by sqlite-utils: a row replaces the path's old one.
+In both, a row replaces the path's old one.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from lnk_link_memory.store.table import Table
 class Removed(Table):
     def note(self, path: str, title: str, kind: str, at: float, keep: int) -> None:
         """A document was removed; only the latest `keep` are kept."""
-        self._store.utils().table("removed").insert(
-            {"path": path, "title": title, "kind": kind, "at": at}, replace=True
+        self._db.execute(
+            "INSERT OR REPLACE INTO removed(path, title, kind, at) VALUES (?, ?, ?, ?)", (path, title, kind, at)
         )
         self._db.execute(
             "DELETE FROM removed WHERE path IN (SELECT path FROM removed ORDER BY at DESC LIMIT -1 OFFSET ?)", (keep,)
@@ -37,8 +37,8 @@ class Skipped(Table):
     def add(self, path: str, reason: str, signature: str) -> None:
         """A file left out, and why; `signature` the file's when reading it again wouldn't change
         that (so it isn't tried again until it changes), else empty."""
-        self._store.utils().table("skipped").insert(
-            {"path": path, "reason": reason, "signature": signature}, replace=True
+        self._db.execute(
+            "INSERT OR REPLACE INTO skipped(path, reason, signature) VALUES (?, ?, ?)", (path, reason, signature)
         )
 
     def forget(self, paths: Iterable[str]) -> None:

@@ -18,8 +18,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlite_utils import Database
-
 from lnk_link_memory.store import schema
 from lnk_link_memory.store.changes import Removed, Skipped
 from lnk_link_memory.store.chunks import Chunks, Words
@@ -84,7 +82,6 @@ class Store:
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._idle: list[sqlite3.Connection] = []
-        self._utils: dict[sqlite3.Connection, Database] = {}
         self.documents = Documents(self)
         self.chunks = Chunks(self)
         self.vectors = Vectors(self)
@@ -101,7 +98,7 @@ class Store:
             result = db.execute("PRAGMA quick_check").fetchone()
             if result is None or result[0] != "ok":
                 raise Corrupt(f"the index failed its check: {result[0] if result else 'no answer'}")
-            schema.create(self.utils())
+            schema.create(db)
         except sqlite3.DatabaseError as exc:
             raise Corrupt(str(exc)) from exc
 
@@ -113,16 +110,6 @@ class Store:
             self._local.conn = conn
             self._local.generation = self._generation
         return conn
-
-    def utils(self) -> Database:
-        """This thread's connection as sqlite-utils sees it: for the tables' plain inserts."""
-        conn = self.db()
-        utils = self._utils.get(conn)
-        if utils is None:
-            # Triggers fire as they always have (sqlite-utils would turn recursive triggers on), and
-            # no plugin of sqlite-utils is loaded into memory's process.
-            utils = self._utils[conn] = Database(conn, recursive_triggers=False, execute_plugins=False)
-        return utils
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
@@ -163,7 +150,6 @@ class Store:
                 return
             if conn in self._connections:
                 self._connections.remove(conn)
-            self._utils.pop(conn, None)
         with contextlib.suppress(sqlite3.Error):
             conn.close()
 
@@ -248,7 +234,7 @@ class Store:
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
-        self.utils().table("meta").insert({"key": key, "value": value}, replace=True)
+        self.db().execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def size(self) -> int:
         return sum(p.stat().st_size for p in self._files() if p.exists())
@@ -260,7 +246,6 @@ class Store:
                     conn.close()
             self._connections.clear()
             self._idle.clear()
-            self._utils.clear()
             self._generation += 1
 
     def set_aside(self) -> Path:

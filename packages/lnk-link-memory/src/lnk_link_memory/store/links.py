@@ -7,9 +7,13 @@ insert for the few rows a document has.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from lnk_link_memory.answers import LinkKind
 from lnk_link_memory.store.table import Table
+
+if TYPE_CHECKING:
+    # Only named: the answers are pydantic models, which indexing has no need to import.
+    from lnk_link_memory.answers import LinkKind
 
 
 class Links(Table):
