@@ -7,7 +7,7 @@ import time
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from link_plugin.bridge.split import fitting
 from lnk_link_memory.limits import ANSWER_TOKENS, TOKEN_CHARS
@@ -60,7 +60,13 @@ INCOMPLETE = (
 )
 
 
-class Hit(BaseModel):
+class Answer(BaseModel):
+    # Each answer's validator and schema are built when it is first used, not when this module is
+    # imported: a process that only indexes (or starts before its first call) never pays for them.
+    model_config = ConfigDict(defer_build=True)
+
+
+class Hit(Answer):
     path: str
     title: str
     kind: str = Field(description="document, notes, or conversation")
@@ -71,7 +77,7 @@ class Hit(BaseModel):
     copies: list[str] = Field(default_factory=list, description="other paths holding the same words")
 
 
-class SearchAnswer(BaseModel):
+class SearchAnswer(Answer):
     results: list[Hit]
     next: str | None = Field(None, description="give it back as `next` for more")
     embedded: str = Field(description="how far embedding has got, e.g. 812 of 1,000 chunks")
@@ -79,7 +85,7 @@ class SearchAnswer(BaseModel):
     note: str | None = None
 
 
-class ReadAnswer(BaseModel):
+class ReadAnswer(Answer):
     path: str
     title: str
     start: int = Field(description="the first line given")
@@ -90,7 +96,7 @@ class ReadAnswer(BaseModel):
     cut: bool = Field(False, description="a single line longer than the size was cut")
 
 
-class Entry(BaseModel):
+class Entry(Answer):
     path: str
     title: str
     kind: str
@@ -98,21 +104,21 @@ class Entry(BaseModel):
     when: str
 
 
-class ListAnswer(BaseModel):
+class ListAnswer(Answer):
     entries: list[Entry]
     next: str | None = None
     total: int
     incomplete: str | None = Field(None, description=INCOMPLETE)
 
 
-class LinkEntry(BaseModel):
+class LinkEntry(Answer):
     path: str | None = Field(None, description="the document it names now (none there yet: null)")
     title: str | None = None
     target: str | None = Field(None, description="the link as written")
     kind: LinkKind
 
 
-class LinksAnswer(BaseModel):
+class LinksAnswer(Answer):
     path: str
     links_to: list[LinkEntry]
     linked_from: list[LinkEntry]
@@ -120,7 +126,7 @@ class LinksAnswer(BaseModel):
     incomplete: str | None = Field(None, description=INCOMPLETE)
 
 
-class Remembered(BaseModel):
+class Remembered(Answer):
     done: str
     line: str | None = None
     notes: str
@@ -128,12 +134,12 @@ class Remembered(BaseModel):
     room: int = Field(description="bytes left before the notes limit")
 
 
-class SkippedFile(BaseModel):
+class SkippedFile(Answer):
     path: str
     why: str
 
 
-class Status(BaseModel):
+class Status(Answer):
     folder: str
     documents: int
     conversations: int

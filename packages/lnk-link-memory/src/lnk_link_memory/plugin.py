@@ -10,8 +10,6 @@ from link_plugin.errors import LinkError
 from link_plugin.harness import Done
 from link_plugin.plugin import MemoryContext, MemoryEngine
 from lnk_link_memory import __version__
-from lnk_link_memory.answers import READ_ONLY, REMEMBER
-from lnk_link_memory.models import ModelError, choose
 from lnk_link_memory.sockets import default_owner, engine_socket
 
 ENGINE = "link"
@@ -24,7 +22,7 @@ class LinkMemory(MemoryEngine):
 
     def install(self, ctx: MemoryContext) -> Done:
         """Nothing to fetch: the default model comes with the package. Checked, so a broken install says so now."""
-        from lnk_link_memory.models import LOCAL, Choice, embedder
+        from lnk_link_memory.models import LOCAL, Choice, ModelError, embedder
 
         try:
             embedder(Choice(LOCAL)).embed(["ready"])
@@ -33,6 +31,11 @@ class LinkMemory(MemoryEngine):
         return Done(ok=True, detail="the default embedding model (all-MiniLM-L6-v2, int8) is installed and checked")
 
     def command(self, ctx: MemoryContext, folder: Path, state: Path) -> contract.MemoryCommand:
+        # Imported here: every command of the plugin (a session's too) starts with this module, and
+        # only this one needs the answers' models and the embedding models (numpy).
+        from lnk_link_memory.answers import READ_ONLY, REMEMBER
+        from lnk_link_memory.models import ModelError, choose
+
         try:
             choose(ctx.embeddings, ctx.model_server)
         except ModelError as exc:
