@@ -434,6 +434,20 @@ def test_no_descriptor_of_a_folder_reaches_inside(agent: Link) -> None:
     assert ran.out.strip() == "['0', '1', '2', '3']", ran  # 3: the listing's own
 
 
+def test_no_descriptor_the_runner_inherited_reaches_inside(agent: Link) -> None:
+    # What started `lnk-sandbox run` may have left it a descriptor without close-on-exec (a pipe,
+    # a file it opened): bubblewrap keeps whatever it is given, so none may reach it.
+    read, write = os.pipe()
+    os.set_inheritable(read, True)
+    os.set_inheritable(write, True)
+    try:
+        ran = agent.run(python("import os; print(sorted(os.listdir('/proc/self/fd')))"))
+    finally:
+        os.close(read)
+        os.close(write)
+    assert ran.out.strip() == "['0', '1', '2', '3']", ran
+
+
 def test_a_writable_folder_holding_the_settings_is_refused(agent: Link) -> None:
     marker = agent.root / "ran"
     with pytest.raises(LinkError, match="settings folder"):

@@ -8,42 +8,47 @@ bubblewrap is refused with how to install it, never a reason to run without.
 
 from __future__ import annotations
 
+# The Python of `socket`, `signal`, `subprocess` and `threading` isn't imported on a run's path:
+# what it costs at every start is more than all the work of a start (`spawn.py`).
+import _socket
+import _thread
 import contextlib
 import functools
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
 from lnk_sandbox import bwrap, seccomp
 from lnk_sandbox.policy import Context, Policy, build, compiled
 from lnk_sandbox.request import Request
+from lnk_sandbox.spawn import Stream, spawn
 from lnk_sandbox.standby import Standby
 from lnk_sandbox.standing import Standing
 from lnk_sandbox.trust import Trust
 
 if TYPE_CHECKING:
+    import signal as _signal  # the same functions, as typeshed knows them
+    import socket
+
     from link_plugin.sandbox import SandboxRequest
     from lnk_sandbox.proxy import ConnectionLog, Network, Proxy, Served
+else:
+    import _signal
 
 REFUSED = 125
 """`run` ends with this when the sandbox refused or failed before the command ran; stderr says why."""
-FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP)
 USERNS_HINT = (
     "bubblewrap needs user namespaces. Where they are restricted (Ubuntu 23.10 and later), give bwrap "
     "an AppArmor profile of its own allowing them (`userns,`) rather than turning the rule off for every "
     "program with sysctl."
 )
-Stream = IO[Any] | int | None
 
 
 def _alive(pid: int) -> bool:
@@ -96,10 +101,10 @@ def _remove(root: Path) -> None:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def _publish(port: int) -> socket.socket:
+def _publish(port: int) -> _socket.socket:
     """A listening socket on this machine's loopback for one of the agent's ports, handed inside."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     try:
         listener.bind(("127.0.0.1", port))
     except OSError as exc:
@@ -113,25 +118,32 @@ def _publish(port: int) -> socket.socket:
 
 
 @contextlib.contextmanager
-def _passed_on(target: subprocess.Popen[bytes], child: list[int]) -> Iterator[None]:
-    """Signals to this process go to the sandbox's first process, which passes them to the command."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+def _passed_on(target: int, child: list[int]) -> Iterator[None]:
+    """Signals to this process go to the sandbox's first process (or, before bubblewrap has said
+    which it is, to `target`), which passes them to the command. Only the main thread has
+    signals: a run on another thread (a test's) passes none on."""
 
     def handler(number: int, _frame: FrameType | None) -> None:
         with contextlib.suppress(OSError):
-            if child:
-                os.kill(child[0], number)
-            else:
-                target.send_signal(number)
+            os.kill(child[0] if child else target, number)
 
-    previous = {number: signal.signal(number, handler) for number in FORWARDED}
+    previous = {}
+    try:
+        for number in FORWARDED:
+            previous[number] = _signal.signal(number, handler)
+    except ValueError:  # not the main thread: nothing was set
+        pass
     try:
         yield
     finally:
         for number, old in previous.items():
-            signal.signal(number, old)
+            _signal.signal(number, old)
+
+
+def _wait(pid: int) -> int:
+    """The exit code of `pid`, as `subprocess` says it: negative for the signal that ended it."""
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
 
 
 def run_request(path: Path, layout: Layout) -> int:
@@ -215,6 +227,8 @@ class Sandbox:
         who = self.request.harness or self.request.agent
         print(f"lnk-sandbox: {who} runs without a sandbox: it reads and writes all you can.", file=self.echo)
         env = {**self.environ, **self.request.env}
+        import subprocess
+
         try:
             process = subprocess.Popen(
                 self.request.argv,
@@ -226,7 +240,7 @@ class Sandbox:
             )
         except OSError as exc:
             raise LinkError(f"Can't run {self.request.argv[0]}: {exc.strerror}.") from None
-        with _passed_on(process, [process.pid]):
+        with _passed_on(process.pid, []):
             return process.wait()
 
     def _proxy(self, policy: Policy, trust: Trust | None) -> Proxy | None:
@@ -297,7 +311,7 @@ class Sandbox:
             options = bwrap.options(policy, plumbing)
             arguments = _memory_file("lnk-bwrap-options", b"".join(os.fsencode(arg) + b"\0" for arg in options))
             try:
-                process = subprocess.Popen(
+                process = spawn(
                     [program, "--args", str(arguments), "--", *bwrap.command(policy, plumbing)],
                     pass_fds=[
                         arguments,
@@ -307,10 +321,7 @@ class Sandbox:
                         *policy.fds(),
                         *(listener.fileno() for listener in listeners),
                     ],
-                    process_group=0,
-                    stdin=self.stdin,
-                    stdout=self.stdout,
-                    stderr=self.stderr,
+                    streams=(self.stdin, self.stdout, self.stderr),
                 )
             finally:
                 for fd in (arguments, relay, filtered, info_write):
@@ -319,16 +330,19 @@ class Sandbox:
                 for listener in listeners:
                     listener.close()
             child: list[int] = []
-            started = threading.Thread(target=_read_info, args=(info_read, child), daemon=True)
-            started.start()
+            read = _thread.allocate_lock()
+            read.acquire()
+            _thread.start_new_thread(_read_info, (info_read, child, read))
             with _passed_on(process, child):
-                code = process.wait()
-            started.join(timeout=5)
+                code = _wait(process)
+            read.acquire(timeout=5)
         if not child and code != 0:
             raise LinkError("bubblewrap couldn't make the sandbox (its own message is above).", USERNS_HINT)
         return code
 
     def _seatbelt(self, policy: Policy) -> int:
+        import subprocess
+
         from lnk_sandbox import seatbelt
         from lnk_sandbox.proxy import Served
 
@@ -355,12 +369,16 @@ def _memory_file(name: str, data: bytes) -> int:
     return fd
 
 
-def _read_info(fd: int, child: list[int]) -> None:
-    """bubblewrap says the sandbox's first process once it runs; nothing comes when it failed to start."""
+def _read_info(fd: int, child: list[int], read: _thread.LockType) -> None:
+    """bubblewrap says the sandbox's first process once it runs; nothing comes when it failed to
+    start. `read` is released once bubblewrap closed its end."""
     data = b""
-    with os.fdopen(fd, "rb", buffering=0) as stream:
-        while chunk := stream.read(4096):
-            data += chunk
-            with contextlib.suppress(ValueError):
-                if not child:
-                    child.append(int(json.loads(data)["child-pid"]))
+    try:
+        with os.fdopen(fd, "rb", buffering=0) as stream:
+            while chunk := stream.read(4096):
+                data += chunk
+                with contextlib.suppress(ValueError):
+                    if not child:
+                        child.append(int(json.loads(data)["child-pid"]))
+    finally:
+        read.release()

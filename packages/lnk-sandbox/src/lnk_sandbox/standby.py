@@ -8,21 +8,28 @@ keys, this machine's addresses) takes longer to load than the rest of a start, a
 never connects (a setup step that only writes a file, a health check, `true`): so it is loaded
 only when a first connection is waiting, and that connection waits in its socket's queue until
 it is answered. Whatever a run's command does, it meets the same proxy; only when it is loaded
-differs.
+differs. Until then the sockets are the interpreter's own (`_socket`, waited on by a `_thread`):
+the Python of `socket` and `threading` is loaded with the proxy, not at every start.
 """
 
 from __future__ import annotations
 
+import _socket
+import _thread
 import os
 import select
-import socket
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from lnk_sandbox.sockets import unix_address
+
+if TYPE_CHECKING:
+    import socket
+
+    Start = Callable[[list[socket.socket]], "Answering"]
+    """Loads what answers, and starts it on the sockets given (in the order of their paths)."""
 
 BACKLOG = 128
 
@@ -33,10 +40,6 @@ class Answering(Protocol):
     def stop(self) -> None: ...
 
 
-Start = Callable[[list[socket.socket]], Answering]
-"""Loads what answers, and starts it on the sockets given (in the order of their paths)."""
-
-
 class Standby:
     """Unix sockets listening at `paths`, answered by what `start` starts once one is connected to."""
 
@@ -44,15 +47,16 @@ class Standby:
         self.paths = paths
         self._start = start
         self._echo = echo or sys.stderr
-        self._sockets: list[socket.socket] = []
+        self._sockets: list[_socket.socket] = []
         self._answering: Answering | None = None
         self._wake = os.pipe()
-        self._thread = threading.Thread(target=self._wait, name="lnk-proxy-standby", daemon=True)
+        self._waiting = _thread.allocate_lock()
+        """Held while the thread waiting for a first connection runs."""
 
     def __enter__(self) -> Standby:
         try:
             for path in self.paths:
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
                 self._sockets.append(sock)
                 with unix_address(path) as address:
                     sock.bind(address)
@@ -61,26 +65,36 @@ class Standby:
             self._close()
             raise
         if self._sockets:
-            self._thread.start()
+            self._waiting.acquire()
+            _thread.start_new_thread(self._wait, ())
         return self
 
     def _wait(self) -> None:
-        waiting = select.poll()
-        for fd in (*(sock.fileno() for sock in self._sockets), self._wake[0]):
-            waiting.register(fd, select.POLLIN)
-        if any(fd == self._wake[0] for fd, _ in waiting.poll()):
-            return
         try:
-            self._answering = self._start(self._sockets)
-        except Exception as exc:  # said, and the connections refused: never a hang
-            print(f"lnk-sandbox: the proxy couldn't start ({type(exc).__name__}: {exc})", file=self._echo, flush=True)
-            for sock in self._sockets:
-                sock.close()
+            waiting = select.poll()
+            for fd in (*(sock.fileno() for sock in self._sockets), self._wake[0]):
+                waiting.register(fd, select.POLLIN)
+            if any(fd == self._wake[0] for fd, _ in waiting.poll()):
+                return
+            import socket
+
+            # What answers takes the sockets as the `socket` module's (asyncio serves no other).
+            served = [socket.socket(fileno=sock.detach()) for sock in self._sockets]
+            self._sockets = list(served)
+            try:
+                self._answering = self._start(served)
+            except Exception as exc:  # said, and the connections refused: never a hang
+                message = f"lnk-sandbox: the proxy couldn't start ({type(exc).__name__}: {exc})"
+                print(message, file=self._echo, flush=True)
+                for sock in self._sockets:
+                    sock.close()
+        finally:
+            self._waiting.release()
 
     def __exit__(self, *exc: object) -> None:
         os.write(self._wake[1], b".")
-        if self._thread.is_alive():
-            self._thread.join()
+        if self._sockets:
+            self._waiting.acquire()  # the waiting thread has ended
         if self._answering is not None:
             self._answering.stop()
         self._close()
