@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from link_plugin.errors import LinkError
-from lnk_sandbox import relay
 from lnk_sandbox.policy import Bind, Policy, interpreter, within
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -92,12 +91,16 @@ class Plumbing(NamedTuple):
 
 
 def relay_arguments(policy: Policy, plumbing: Plumbing) -> list[str]:
+    """The relay's arguments (`relay.main`): `listen PORT SOCKET` and `accept FD PORT` for each,
+    then `--` and the command. Written here, so a start never loads the relay's module outside."""
     listen: list[tuple[int, str]] = []
     if plumbing.sockets is not None:
         if policy.rules is not None:
             listen.append((policy.proxy_port, str(INSIDE / "out" / "proxy.sock")))
         listen += [(port, str(INSIDE / "out" / f"port-{port}.sock")) for port in policy.forwards]
-    return relay.arguments(listen, list(plumbing.accept), policy.argv)
+    words = [word for port, target in listen for word in ("listen", str(port), target)]
+    words += [word for fd, port in plumbing.accept for word in ("accept", str(fd), str(port))]
+    return [*words, "--", *policy.argv]
 
 
 def command(policy: Policy, plumbing: Plumbing) -> list[str]:

@@ -353,14 +353,9 @@ def accept(fd: int, port: int, splicer: Splicer) -> None:
     _thread.start_new_thread(_serve, (listener, (_socket.AF_INET, ("127.0.0.1", port)), splicer))
 
 
-def arguments(listen: list[tuple[int, str]], accept: list[tuple[int, int]], argv: list[str]) -> list[str]:
-    """The relay's arguments: `listen PORT SOCKET` and `accept FD PORT` for each, then `--` and the command."""
-    words = [word for port, target in listen for word in ("listen", str(port), target)]
-    words += [word for fd, port in accept for word in ("accept", str(fd), str(port))]
-    return [*words, "--", *argv]
-
-
 def main(args: list[str]) -> None:
+    """`args`: `listen PORT SOCKET` and `accept FD PORT` for each, then `--` and the command (as
+    `bwrap.relay_arguments` writes them, outside, where this module isn't loaded at a start)."""
     splicer = Splicer()
     at = args.index("--")
     for index in range(0, at, 3):
