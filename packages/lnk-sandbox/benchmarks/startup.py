@@ -10,7 +10,8 @@ machine's load moves them all; printed are the medians of wall clock and of CPU 
 of the whole process tree), what `run` adds over bare `bwrap --ro-bind / / true`, and the ratio.
 `python -c pass` is the anchor for what any Python program pays to start, and `python -I -S -c pass`
 for the relay's own start (`relay.pyc -- true`: the relay, outside a sandbox, starting `true`
-with nothing to relay), the sandbox's first process, which is Python too. The machine is shared:
+with nothing to relay), the sandbox's first process, which is Python too; and `run`'s own imports
+alone, against `python -c pass`, so what is left of a run is its work. The machine is shared:
 its load (`uptime`) is printed first, and where load stretches wall clock CPU time says more.
 
 Also measured: a run whose command asks its proxy once (the proxy is loaded by the first
@@ -46,6 +47,8 @@ from link_plugin.sandbox import SandboxRequest
 
 TARGET_MS = 30.0
 ROW = "`lnk-sandbox run -- true`, added over bare `bwrap --ro-bind / / true`"
+RUN_PATH = ("lnk_sandbox.entry", "link_plugin.layout", "lnk_sandbox.runner")
+"""What `run --request` imports before its work (`entry._run`)."""
 HEAVY = ("typer", "pydantic", "asyncio", "h11", "ssl", "lnk_sandbox.cli", "lnk_sandbox.proxy")
 
 
@@ -100,6 +103,7 @@ def main() -> None:
             "bwrap --ro-bind / / true": ["bwrap", "--ro-bind", "/", "/", "true"],
             "python -I -S -c pass": [interpreter(), "-I", "-S", "-c", "pass"],
             "the relay alone: relay.pyc -- true": [interpreter(), "-I", "-S", str(relay), "--", "true"],
+            "run's imports alone": [sys.executable, "-c", f"import {', '.join(RUN_PATH)}"],
             "lnk-sandbox run -- true": [program, "run", "--request", str(files["true"])],
             "run, asking its proxy once": [program, "run", "--request", str(files["proxy"])],
             "lnk-sandbox grants --json": [program, "grants", "--agent", "bench", "--harness", "mini", "--json"],
@@ -131,6 +135,8 @@ def main() -> None:
         if name.startswith("the relay"):
             bare_python = "python -I -S -c pass"
             line += f"   +{cpu[name] - cpu[bare_python]:.1f} ms cpu over {bare_python}"
+        if name == "run's imports alone":
+            line += f"   +{cpu[name] - cpu['python -c pass']:.1f} ms cpu over python -c pass"
         print(line)
     print(f"{'the policy alone, in process':36} {policy:6.1f} ms            (its folders opened and checked)")
     heavy = [name for name in HEAVY if name in loaded]
