@@ -1,18 +1,24 @@
-"""Finding the plugins on PATH: every executable named lnk-<name>."""
+"""Finding the plugins on PATH: every executable named lnk-<name>, and what its `contract` says.
+
+Asking is a process per plugin: a caller that keeps answers across runs (lnk keeps them per
+release, `lnk.kept`) passes its own way to ask, `ask(path)`, so a plugin isn't asked again."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from link_plugin.calls import PluginProgram
-from link_plugin.contract import Kind
+from link_plugin.contract import Contract, Kind
 from link_plugin.errors import LinkError
 from link_plugin.model import Model
 
 PREFIX = "lnk-"
+
+Ask = Callable[[Path], Contract]
+"""How a plugin's `contract` is asked, given its path (a LinkError when it can't answer)."""
 
 
 class Found(Model):
@@ -41,9 +47,9 @@ def executables(env: Mapping[str, str] | None = None) -> dict[str, Path]:
     return found
 
 
-def _identify(executable: str, path: Path, env: Mapping[str, str] | None) -> Found:
+def _identify(executable: str, path: Path, ask: Ask) -> Found:
     try:
-        answer = PluginProgram(str(path), env=env, timeout=15.0).contract()
+        answer = ask(path)
     except LinkError as exc:
         return Found(executable=executable, path=str(path), error=str(exc))
     return Found(
@@ -56,8 +62,11 @@ def _identify(executable: str, path: Path, env: Mapping[str, str] | None) -> Fou
     )
 
 
-def discover(env: Mapping[str, str] | None = None) -> list[Found]:
-    """Every lnk-* executable with its kind and contract version; a broken one with its error."""
-    found = executables(env)
+def discover(env: Mapping[str, str] | None = None, ask: Ask | None = None, leave: Collection[str] = ()) -> list[Found]:
+    """Every lnk-* executable on `env`'s PATH with its kind and contract version; a broken one with
+    its error. Each is asked by `ask` (afresh, with `env`, unless given); those named in `leave`
+    (whose kind the caller knows) are neither asked nor listed."""
+    found = {name: path for name, path in executables(env).items() if name not in leave}
+    asked = ask or (lambda path: PluginProgram(str(path), env=env, timeout=15.0).contract())
     with ThreadPoolExecutor(max_workers=8) as pool:
-        return list(pool.map(lambda item: _identify(item[0], item[1], env), found.items()))
+        return list(pool.map(lambda item: _identify(item[0], item[1], asked), found.items()))
