@@ -10,7 +10,6 @@ import importlib
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,32 +18,12 @@ import pytest
 from world import World, sandboxes
 
 from lnk_testing.processes import descendants
+from lnk_testing.stores import built_once, link_releases
 
 pytestmark = pytest.mark.skipif(not sandboxes(), reason="bubblewrap can't make a sandbox here")
 
 CONFIG = {"hermes": "hermes/config.yaml", "openclaw": "openclaw/openclaw.json"}
 """The harness's own config, in its home, that configure writes."""
-
-
-def _link_tree(source: Path, target: Path) -> None:
-    """`source` copied to `target` as hard links (a copy where links can't be made), renamed into
-    place whole, as an adapter itself puts a release in its store."""
-    if target.exists():
-        return
-
-    def link(src: str, dst: str) -> None:
-        try:
-            os.link(src, dst)
-        except OSError:
-            shutil.copy2(src, dst)
-
-    making = target.with_name(f"{target.name}.linking-{os.getpid()}")
-    shutil.rmtree(making, ignore_errors=True)
-    shutil.copytree(source, making, symlinks=True, copy_function=link)
-    try:
-        os.rename(making, target)
-    except OSError:  # another process put it there first
-        shutil.rmtree(making, ignore_errors=True)
 
 
 @pytest.fixture(scope="module", params=sorted(CONFIG))
@@ -60,16 +39,9 @@ def harness(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     release = importlib.import_module(f"lnk_{name}.release").RELEASE
     adapter = [str(Path(sys.executable).parent / f"lnk-{name}"), "install"]
     env = {**os.environ, "HOME": str(tmp_path_factory.mktemp(f"{name}-store"))}
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / f"lnk-{name}"
-    for store in (cache, release.store()):
-        if store != cache:
-            _link_tree(cache / release.folder, store / release.folder)
-        done = subprocess.run(
-            adapter, env={**env, release.variable: str(store)}, capture_output=True, text=True, timeout=1800
-        )
-        assert done.returncode == 0, (
-            f"lnk-{name} install failed (is its registry reachable?): {done.stderr or done.stdout}"
-        )
+    link_releases(built_once(adapter, f"lnk-{name}", env), release.store())
+    done = subprocess.run(adapter, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, f"lnk-{name} install failed: {done.stderr or done.stdout}"
     return name
 
 
