@@ -8,8 +8,11 @@ channels and memory as they were.
 The store is built outside the sandbox, with the machine's pip or npm: on this machine the
 registries resolve to a documentation address (203.0.113.0/24), which the sandbox's proxy refuses
 by construction, so an install inside the sandbox can't reach them here (on a machine where they
-resolve to a public address it does, through the proxy, to the hosts the adapter names). npm keeps
-what it downloaded in the runner's own cache (`~/.npm`), outside the machine, between runs."""
+resolve to a public address it does, through the proxy, to the hosts the adapter names). The
+release is built from the registry by the machine's adapter the first time on the runner, into the
+runner's cache (`~/.cache/lnk-<harness>`, `lnk_testing.stores`, which the packages' tests share),
+and put into the machine's store as links; npm keeps what it downloaded in `~/.npm`. So a run after
+the first installs nothing from the registry, and a fresh runner still does, once."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from conftest import AGENT
 from lnk_e2e.machine import Machine
 from lnk_e2e.model import Model
 from lnk_e2e.phone import Phone
+from lnk_testing.stores import built_once, link_releases
 
 RELEASE = {"hermes": ("hermes/config.yaml", "hermes-agent"), "openclaw": ("openclaw/openclaw.json", "openclaw-release")}
 """Per harness: its own config in its home, and the link to its release in the shared store."""
@@ -39,7 +43,11 @@ def test_an_outside_harness_answers_the_owner_on_telegram_through_links_bridge(
     adapter = Path(os.path.realpath(machine.root / "bin" / "lnk")).with_name(f"lnk-{harness}")
     npm_cache = os.environ.get("NPM_CONFIG_CACHE") or str(Path.home() / ".npm")
     machine.env["NPM_CONFIG_CACHE"] = npm_cache  # the runner's own download cache, kept between runs
-    machine.run(str(adapter), "install", timeout=1800)  # the shared store, once per release
+    # The release from the registry, built by this adapter's own install the first time on this
+    # machine, into the runner's cache; its files put into this machine's store as links.
+    cache = built_once([str(adapter), "install"], f"lnk-{harness}", machine.env)
+    link_releases(cache, adapter.parent.parent / "share" / f"lnk-{harness}")
+    machine.run(str(adapter), "install", timeout=1800)  # finds the release whole in the store
     machine.lnk("agent", "start", AGENT, timeout=600)
 
     # The first message waits for the harness to finish starting: a minute or more for OpenClaw.
