@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,6 +24,7 @@ from link_plugin.endpoint import EndpointUnreachable
 from link_plugin.harness import Turns
 from link_plugin.providers import PROVIDERS
 from lnk_harness.events import Answer, Delivered, MessageIn, Output
+from lnk_harness.turns import LOST_MADE
 from lnk_testing.relay import Relay
 
 
@@ -43,6 +45,18 @@ def send_then_lose(harness: Harness, text: str, thread: str) -> None:
 
     with pytest.raises(EndpointUnreachable):
         asyncio.run(go())
+
+
+def lose_mid_call(harness: Harness, servers: ToolServers, strike: Callable[[], None]) -> None:
+    """Ask for the build to be waited for (thread slack:D01), and `strike` while the tool waits."""
+    calls_before = len(servers.called("wait"))
+    striking = threading.Thread(
+        target=lambda: (wait_until(lambda: len(servers.called("wait")) > calls_before, what="the tool call"), strike()),
+        daemon=True,
+    )
+    striking.start()
+    send_then_lose(harness, "wait for the build", "slack:D01")
+    striking.join()
 
 
 def kill_while_answering(harness: Harness, provider: StandInProvider, text: str, thread: str) -> None:
@@ -101,16 +115,7 @@ def test_kill_mid_tool_call_answers_it_not_made_again(
     before = len(provider.requests)
     calls_before = len(servers.called("wait"))
     try:
-        killer = threading.Thread(
-            target=lambda: (
-                wait_until(lambda: len(servers.called("wait")) > calls_before, what="the tool call"),
-                harness.kill(),
-            ),
-            daemon=True,
-        )
-        killer.start()
-        send_then_lose(harness, "wait for the build", "slack:D01")
-        killer.join()
+        lose_mid_call(harness, servers, harness.kill)
         servers.release.set()
         folder = harness.conversation("slack:D01")
         assert kinds(folder) == ["message", "output", "call"]
@@ -377,3 +382,61 @@ def test_the_sandbox_ending_mid_answer_leaves_the_turn_to_the_next_harness(
 def _behind(proxy: str) -> dict[str, str]:
     """A harness's environment in Link's sandbox: everything through its proxy, the loopback too."""
     return {"LNK_PROXY": proxy, "HTTP_PROXY": proxy, "http_proxy": proxy, "NO_PROXY": "", "no_proxy": ""}
+
+
+def test_a_tool_call_cut_is_the_tools_failure_unless_the_sandbox_ends_then_not_made_again(
+    tmp_path: Path, provider: StandInProvider, servers: ToolServers
+) -> None:
+    """Tools are reached through the sandbox's way out too (Link's proxy serves them on its port).
+    A call's connection cut while the way out stands is the tool's failure: the model is told so,
+    and the turn answers. Cut by the sandbox ending, the harness writes no result for the call;
+    finding the proxy gone, it ends, and the next harness tells the model the call was made and
+    not made again, as after any harness that died."""
+    servers.release.clear()
+    slow = urlsplit(servers.address("slow"))
+    way_out = Relay(slow.port or 0).start()
+    settings = settings_for(tmp_path, MAIN, provider.url, tools={"slow": f"http://127.0.0.1:{way_out.port}{slow.path}"})
+    harness = Harness([settings], env={"LNK_PROXY": f"http://127.0.0.1:{way_out.port}"}).start()
+    tools_listed(harness, provider)
+    wait = ToolCall("wait", {"text": "for the build"})
+    provider.script(
+        Reply(text="Let me wait.", tool_calls=[wait]),
+        Reply(text="The wait failed."),
+        Reply(text="Let me wait.", tool_calls=[wait]),
+        Reply(text="The wait was cut short; I did not start it again."),
+    )
+    try:
+        way_out.hold(b"tools/call")
+        threading.Thread(target=lambda: (way_out.holding.wait(20), way_out.cut()), daemon=True).start()
+        status, text = asyncio.run(ask(harness.client(), "wait for the build", "slack:D02"))
+        assert (status, text) == (200, "Let me wait.\n\nThe wait failed.")
+        tool_answer = [m for m in provider.requests[-1].json["messages"] if m["role"] == "tool"]
+        assert len(tool_answer) == 1
+        assert tool_answer[0]["content"].startswith("The tool wait could not be called: MCPError: Connection closed")
+
+        before = len(provider.requests)
+        calls_before = len(servers.called("wait"))
+        way_out.hold(b"tools/call")
+        lose_mid_call(harness, servers, way_out.end)
+        assert harness.process is not None
+        harness.process.wait(timeout=20)  # it ends of itself, as Link stops it
+        servers.release.set()
+        folder = harness.conversation("slack:D01")
+        assert kinds(folder) == ["message", "output", "call"], "no result was written for the cut call"
+        assert "the sandbox's proxy is gone" in harness.output()
+
+        # The new sandbox's way out: the tool at its address again, no proxy standing in between.
+        harness.settings = [settings.model_copy(update={"tools": {"slow": servers.address("slow")}})]
+        harness.env = {}
+        harness.start()
+        wait_until(lambda: recovered(harness), what="the recovered answer")
+        answers = recovered(harness)
+        assert [a.content for a in answers] == ["Let me wait.\n\nThe wait was cut short; I did not start it again."]
+        assert len(servers.called("wait")) == calls_before + 1, "the tool call was not made again"
+        tool_answer = [m for m in provider.requests[-1].json["messages"] if m["role"] == "tool"]
+        assert [m["content"] for m in tool_answer] == [LOST_MADE]
+        assert len(provider.requests) == before + 2
+    finally:
+        servers.release.set()
+        way_out.stop()
+        harness.stop()

@@ -27,10 +27,10 @@ import importlib
 import json
 import logging
 import time
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from link_plugin import LinkError
 from link_plugin.wire import META_HOPS, META_THREAD, META_TOOLS
 
 if TYPE_CHECKING:
@@ -193,33 +193,76 @@ class Toolbox:
         return list(offered.values())
 
 
+class ToolUnreachable(LinkError):
+    """The connection to a tool failed or broke before the call was answered: the tool failed, or
+    the way to it is gone (way_out.py tells which in a sandbox). The message is the call's result
+    when the tool failed."""
+
+
+def _cut(exc: BaseException) -> bool:
+    """Whether a call failed for its connection (refused, broken, closed under it), not its tool."""
+    import httpx2
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(exc, BaseExceptionGroup):
+        return any(_cut(inner) for inner in exc.exceptions)
+    if isinstance(exc, MCPError):
+        return exc.error.code == CONNECTION_CLOSED
+    return isinstance(exc, httpx2.TransportError)
+
+
 class ToolCalls:
-    """The sessions one turn opens to its tools, closed when the turn ends."""
+    """The sessions one turn opens to its tools, closed when the turn ends.
+
+    Each session is held by a task of its own, never the turn's: the MCP client's transport runs in
+    a task group that cancels the task which entered it when its connection breaks. Entered by the
+    turn, a tool's connection cut mid-call cancelled the turn itself, which then never answered;
+    held apart, the cut ends that session alone, and the call waiting on it fails ("Connection
+    closed")."""
 
     def __init__(self, toolbox: Toolbox, conversation_tools: list[str], thread: str, hops: int = 0) -> None:
         self._toolbox = toolbox
         meta = {META_TOOLS: conversation_tools, META_THREAD: thread, META_HOPS: hops}
         self._meta = cast("RequestParamsMeta", meta)
-        self._stack = AsyncExitStack()
-        self._clients: dict[str, Client] = {}
+        self._closing = asyncio.Event()
+        self._clients: dict[str, asyncio.Future[Client]] = {}
+        self._sessions: dict[str, asyncio.Task[None]] = {}
 
     async def __aenter__(self) -> ToolCalls:
-        await self._stack.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self._closing.set()
+        for server, session in self._sessions.items():
+            try:
+                await session
+            except Exception as error:
+                log.warning("the session to the tool %s ended in error: %s", server, error)
+
+    async def _hold(self, server: str, opened: asyncio.Future[Client]) -> None:
+        """Open a session to `server` and keep it until the turn ends (or its connection breaks)."""
         try:
-            await self._stack.aclose()
-        except Exception as error:
-            log.warning("closing a tool session failed: %s", error)
+            async with await self._toolbox.open(server, CALL_TIMEOUT) as client:
+                opened.set_result(client)
+                await self._closing.wait()
+        except Exception as exc:
+            if opened.done():
+                raise
+            opened.set_exception(exc)  # it never opened: each call to it says why
+        finally:
+            if not opened.done():
+                opened.cancel()
 
     async def _client(self, server: str) -> Client:
         if server not in self._clients:
-            client = await self._toolbox.open(server, CALL_TIMEOUT)
-            self._clients[server] = await self._stack.enter_async_context(client)
-        return self._clients[server]
+            self._clients[server] = asyncio.get_running_loop().create_future()
+            self._sessions[server] = asyncio.create_task(self._hold(server, self._clients[server]))
+        return await self._clients[server]
 
     async def call(self, spec: ToolSpec, arguments: str) -> str:
+        """The call's result for the model: the tool's answer, or why it failed; ToolUnreachable when
+        the connection to the tool failed or broke before it answered."""
         try:
             parsed = json.loads(arguments) if arguments.strip() else {}
         except json.JSONDecodeError as exc:
@@ -231,5 +274,8 @@ class ToolCalls:
             result = await client.call_tool(spec.name, parsed, meta=self._meta)
         except Exception as exc:
             log.warning("the tool %s of %s failed: %s", spec.name, spec.server, exc)
-            return f"The tool {spec.name} could not be called: {type(exc).__name__}: {exc}"
+            said = f"The tool {spec.name} could not be called: {type(exc).__name__}: {exc}"
+            if _cut(exc):
+                raise ToolUnreachable(said) from exc
+            return said
         return render(result)

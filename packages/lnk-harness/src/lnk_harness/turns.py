@@ -42,7 +42,7 @@ from lnk_harness.lease import Lease, Taken
 from lnk_harness.prompt import system_prompt
 from lnk_harness.reply import End, Joined, Reply
 from lnk_harness.state import STEP_BREAK, History
-from lnk_harness.tools import Toolbox, ToolCalls, ToolSpec
+from lnk_harness.tools import Toolbox, ToolCalls, ToolSpec, ToolUnreachable
 
 log = logging.getLogger("lnk_harness.turns")
 
@@ -347,11 +347,10 @@ class Turns:
                         break
                     history = conversation.history()
             except LinkError as exc:
-                if isinstance(exc, model.ModelUnreachable) and await way_out.gone():
-                    # Not the model: the sandbox is ending under this harness. Its turn is the
-                    # next harness's to finish (the stop cancels this one, which hands it over).
-                    way_out.end(f"{conversation.thread}: {exc.message}, and the sandbox's proxy is gone")
-                    await asyncio.Event().wait()
+                if isinstance(exc, model.ModelUnreachable):
+                    # Unless the sandbox is ending under this harness: its turn is then the next
+                    # harness's to finish, and this one never gets past here.
+                    await way_out.leave_if_gone(f"{conversation.thread}: {exc.message}")
                 # The model failed, or an event can't be read: the answer says so, and the turn
                 # ends as every turn does, so the next one doesn't take this one's text for its own.
                 error = exc.message
@@ -417,7 +416,13 @@ class Turns:
                 content = NO_SUCH_TOOL.format(name=call.name)
             else:
                 conversation.events.append(CallMade(turn=running.holder, call=call.id, name=call.name))
-                content = await calls.call(spec, call.arguments)
+                try:
+                    content = await calls.call(spec, call.arguments)
+                except ToolUnreachable as exc:
+                    # A sandbox ending cut the call: no result, so the next harness says it was
+                    # made and not made again. Else the tool failed, and the model is told so.
+                    await way_out.leave_if_gone(f"{conversation.thread}: {exc.message}")
+                    content = exc.message
             conversation.events.append(Result(turn=running.holder, call=call.id, name=call.name, content=content))
         return stopped
 

@@ -1,4 +1,4 @@
-"""Whether the sandbox's way out still stands, asked when the model's connection broke.
+"""Whether the sandbox's way out still stands, asked when the model's or a tool's connection broke.
 
 In Link's sandbox the harness reaches its model through the sandbox's proxy (`LNK_PROXY`, on the
 sandbox's own loopback), whose connections the sandbox's relay carries out to the proxy outside.
@@ -6,9 +6,13 @@ When one of the processes that keep the sandbox ends (the relay, its PID 1; bubb
 `lnk-sandbox run` the proxy lives in), the connections it carried close at once, and the harness
 ends a moment later, with the rest of the sandbox. In that moment a connection closed under the
 harness looks like a model that failed mid-answer, and a harness that wrote that down would leave
-the owner an error in place of the answer the harness started after it gives.
+the owner an error in place of the answer the harness started after it gives. Tools are reached
+through the same way out (the proxy serves them on its port): a tool call cut this way, written
+down as the tool's failure, would be shown to the model as the call's answer, where the harness
+started after it says the call was made and not made again.
 
-So before a broken connection becomes the turn's answer, the harness asks the proxy anything
+So before a broken connection becomes the turn's answer or a call's result (`leave_if_gone`), the
+harness asks the proxy anything
 (`GET /`, which Link's proxy refuses with 403): a proxy that answers stands, and the model failed.
 One that refuses the connection, or closes it unanswered, is gone for good: nothing brings a
 sandbox's proxy or relay back but a new sandbox. That harness ends (`end`), and its turn is left
@@ -57,6 +61,14 @@ async def gone(env: Mapping[str, str] = os.environ, timeout: float = ASK_WITHIN)
     finally:
         writer.close()
     return not said.startswith(b"HTTP/")
+
+
+async def leave_if_gone(why: str) -> None:
+    """End this harness when the sandbox's proxy is gone, `why` being what broke; else return at
+    once. Once ended it never returns: the stop cancels the caller's turn, which hands it over."""
+    if await gone():
+        end(f"{why}, and the sandbox's proxy is gone")
+        await asyncio.Event().wait()
 
 
 def end(why: str) -> None:
