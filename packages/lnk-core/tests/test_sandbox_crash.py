@@ -3,10 +3,12 @@ harness itself, the sandbox's relay (its PID 1, which starts the harness and car
 bubblewrap, and the `lnk-sandbox run` around it. Whichever ends, the whole sandbox ends with it;
 the supervisor starts it again, the new harness finishes the turn its dead self left, and the
 owner's Telegram shows the answer cut short, saying it will follow, then the whole answer once.
+A tool's own sandbox killed the same way (Link Scheduler's) is started again for the next call.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 from world import PYTHON, World, sandboxes, wait_until
 
-from link_conformance import Reply
+from link_conformance import Reply, ToolCall
 from link_plugin.bridge.carry import INTERRUPTED
 from lnk_testing.channels import code_shown
 from lnk_testing.telegram import TOKEN, FakeTelegram, User
@@ -45,6 +47,24 @@ def telegram(world: World) -> Iterator[FakeTelegram]:
 def _chain(world: World, agent: str) -> dict[str, int] | None:
     """The harness's processes by name, from `lnk-sandbox run` (the supervisor's child) down; None
     while they are starting."""
+    return _chain_from(world.state(agent).children["harness"].pid)
+
+
+def _tool_chain(world: World, tool: str) -> dict[str, int] | None:
+    """A tool's sandbox, as for the harness (its server in place of the harness); None while it
+    isn't running: the tool bridge starts it on first use."""
+    request = f"tool-{tool}.json".encode()
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+        except OSError:
+            continue
+        if b"--request" in argv and argv[argv.index(b"--request") + 1].endswith(request):
+            return _chain_from(int(entry.name))
+    return None
+
+
+def _chain_from(run: int | None) -> dict[str, int] | None:
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -54,7 +74,6 @@ def _chain(world: World, agent: str) -> dict[str, int] | None:
                 continue
             if stat[0] != "Z":
                 children.setdefault(int(stat[1]), []).append(int(entry.name))
-    run = world.state(agent).children["harness"].pid
     if run is None:
         return None
     found = [run]
@@ -88,6 +107,29 @@ def test_each_process_of_the_sandbox_killed_mid_answer_the_answer_arrives_once(
     world.lnk("agent", "start", "boxed", "--harness", "link")
     for number, killed in enumerate(KILLED, start=1):
         _killed_mid_answer(world, telegram, f"round {number}, {killed} killed mid-answer", killed)
+    _tool_sandbox_killed(world, telegram)
+
+
+def _tool_sandbox_killed(world: World, telegram: FakeTelegram) -> None:
+    """A tool's own sandbox (Link Scheduler's) killed at its relay: the tool bridge starts its server
+    again, in a new sandbox, for the next call, which is answered."""
+    scheduler = f"scheduler-{world.agent('boxed').id}"
+    _schedules_asked(world, telegram, "before its sandbox was killed")
+    chain = wait_until(lambda: _tool_chain(world, scheduler), what="the scheduler in its sandbox")
+    os.kill(chain["relay"], signal.SIGKILL)
+    wait_until(lambda: _tool_chain(world, scheduler) is None, what="the scheduler's sandbox gone")
+    _schedules_asked(world, telegram, "after its sandbox was killed")
+    assert _tool_chain(world, scheduler) not in (None, chain), "its server runs in a new sandbox"
+
+
+def _schedules_asked(world: World, telegram: FakeTelegram, when: str) -> None:
+    """The owner asks what is scheduled: the agent calls Link Scheduler, which answers."""
+    world.provider.script(Reply(tool_calls=[ToolCall("schedules", {})]), Reply(text=f"nothing is scheduled {when}"))
+    shown = len(telegram.texts(OWNER.id))
+    telegram.private(OWNER, f"What is scheduled ({when})?")
+    telegram.wait(lambda: f"nothing is scheduled {when}" in telegram.texts(OWNER.id)[shown:], 30)
+    said = [m["content"] for m in world.provider.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert json.loads(said[-1]) == {"schedules": []}, f"{when}, the tool answered {said[-1]}"
 
 
 def _killed_mid_answer(world: World, telegram: FakeTelegram, what: str, killed: str) -> None:
