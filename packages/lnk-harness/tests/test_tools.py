@@ -15,6 +15,7 @@ from mcp_tools import BIG, ToolServers
 
 from link_conformance.provider import Reply, StandInProvider, ToolCall
 from link_plugin import wire
+from link_plugin.harness import HarnessSettings
 from link_plugin.wire import META_HOPS, META_THREAD
 from lnk_harness.model import to_anthropic
 from lnk_harness.tools import ANSWER_MAX, META_TOOLS
@@ -156,6 +157,45 @@ def test_the_first_turn_doesnt_wait_for_a_tool_still_starting(
         provider.script(Reply(tool_calls=[ToolCall("hello", {})]), Reply(text="it said hello"))
         assert say(harness, "say hello", "kit:first") == (200, "it said hello")
         assert servers.called("hello") == [{}]  # offered once listed, and the call made
+
+
+def _listed_in_a_run(tmp_path: Path, provider: StandInProvider, servers: ToolServers) -> HarnessSettings:
+    """Settings with the `late` server, whose tools a harness run listed (and kept), then ended."""
+    servers.late.opened.set()
+    settings = settings_for(tmp_path, MAIN, provider.url, tools={"late": servers.address("late")})
+    with Harness([settings]) as harness:
+        tools_listed(harness, provider)
+    return settings
+
+
+def test_after_a_restart_the_first_turn_is_offered_the_tools_listed_before_at_once(
+    tmp_path: Path, provider: StandInProvider, servers: ToolServers
+) -> None:
+    """The last run's listing is offered while the server still starts, and asked again meanwhile."""
+    settings = _listed_in_a_run(tmp_path, provider, servers)
+    servers.late.opened.clear()
+    try:
+        with Harness([settings]) as harness:
+            provider.script(Reply(text="right away"))
+            assert say(harness, "hello", "kit:first") == (200, "right away")
+            assert "hello" in offered(provider)  # kept from the last run: the held server wasn't waited for
+            servers.late.opened.set()
+            provider.script(Reply(tool_calls=[ToolCall("hello", {})]), Reply(text="it said hello"))
+            assert say(harness, "say hello", "kit:first") == (200, "it said hello")
+            assert servers.called("hello")[-1] == {}
+    finally:
+        servers.late.opened.set()
+
+
+def test_a_listing_kept_for_another_address_is_not_offered(
+    tmp_path: Path, provider: StandInProvider, servers: ToolServers
+) -> None:
+    settings = _listed_in_a_run(tmp_path, provider, servers)
+    moved = settings.model_copy(update={"tools": {"late": "http://127.0.0.1:9/mcp"}})
+    with Harness([moved]) as harness:
+        provider.script(Reply(text="no tools"))
+        assert say(harness, "hello", "kit:first") == (200, "no tools")
+        assert "tools" not in provider.requests[-1].json
 
 
 def test_without_tools_anthropic_is_told_earlier_calls_as_text() -> None:

@@ -17,7 +17,7 @@ import httpx
 
 from link_plugin import LinkError, parse_answer
 from link_plugin.harness import ENV_MEMORY, ENV_TOOLS, HarnessSettings
-from lnk_harness.tools import Toolbox
+from lnk_harness.tools import KEPT_LISTINGS, Toolbox
 from lnk_harness.turns import Turns
 
 MEMORY = "memory"
@@ -106,7 +106,8 @@ def load(paths: list[Path], own: Path | None, env: Mapping[str, str], http: http
         tools = dict(settings.tools)
         if own is not None and path.resolve() == own.resolve():
             tools.update(extra)
-        agent = Agent(settings, Turns(settings, Toolbox(once_each(tools)), http))
+        toolbox = Toolbox(once_each(tools), kept=Path(settings.folders.chats) / KEPT_LISTINGS)
+        agent = Agent(settings, Turns(settings, toolbox, http))
         if agent.key in agents:
             raise LinkError(f"{path}: the agent {agent.key.id} of {agent.key.owner} is named twice")
         folder = Path(settings.folders.chats).resolve()

@@ -18,6 +18,14 @@ start: a question asked days later, after a restart, needs its memory as much as
 goes to the model without that server's tools, which come at the next step or turn, as soon as
 the listing is back. A listing older than
 `LISTING_TTL` is used while it is asked again, so no later step waits for one.
+
+Each listing is also kept on disk (`chats/.tool-listings.json`, beside the conversations the
+harness alone writes), by server name and address. After a restart a kept listing is a listing
+past its time: the first turn is offered those tools at once while the server is asked again,
+so it waits neither for the MCP client to load nor for a tool's own server to start (a second
+or more each, under load). A server listed under another address, or never, is waited for as
+above. What the model is offered is only an offer: each call goes to the tool, which answers
+for what it has, so a listing a new release changed costs at most one step.
 """
 
 from __future__ import annotations
@@ -27,10 +35,12 @@ import importlib
 import json
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from link_plugin import LinkError
+from link_plugin.files import write_atomic
 from link_plugin.wire import META_HOPS, META_THREAD, META_TOOLS
 
 if TYPE_CHECKING:
@@ -50,6 +60,8 @@ FIRST_WAIT = 0.5
 """Seconds a step waits for a server never listed before it goes to the model without its tools."""
 FIRST_LOAD_WAIT = 3.0
 """Seconds the first step after a start waits for the MCP client to load (about 1 s) and list."""
+KEPT_LISTINGS = ".tool-listings.json"
+"""The file in the agent's chats folder keeping each server's last listing across restarts."""
 CALL_TIMEOUT = 300.0
 LIST_TIMEOUT = 10.0
 MAX_PAGES = 20
@@ -112,7 +124,10 @@ class Toolbox:
 
     addresses: dict[str, str]
     ttl: float = LISTING_TTL
+    kept: Path | None = None
+    """Where listings are kept across restarts (none: only in this process)."""
     _listings: dict[str, tuple[float, list[ToolSpec]]] = field(default_factory=dict)
+    _read_kept: bool = False
     _asking: dict[str, asyncio.Task[list[ToolSpec]]] = field(default_factory=dict)
     _http: dict[str, httpx2.AsyncClient] = field(default_factory=dict)
 
@@ -141,6 +156,7 @@ class Toolbox:
     async def _lists(self, servers: list[str], wait: float) -> list[list[ToolSpec]]:
         """Each server's tools: as listed (asked again in the background when old), or, for one never
         listed, as its listing gives within `wait` seconds; nothing for one that didn't."""
+        self._load_kept()
         pending: list[asyncio.Task[list[ToolSpec]]] = []
         for server in servers:
             kept = self._listings.get(server)
@@ -170,8 +186,38 @@ class Toolbox:
             # A tool that doesn't answer costs its tools this turn, never the answer.
             log.warning("the tool %s at %s can't be listed: %s", server, self.addresses[server], exc)
             return []
+        before = self._listings.get(server)
         self._listings[server] = (time.monotonic(), specs)
+        if self.kept is not None and (before is None or before[1] != specs):
+            await asyncio.to_thread(self._keep)
         return specs
+
+    def _load_kept(self) -> None:
+        """The listings kept by the last run, each as one past its time (used, and asked again);
+        only those of servers still at the same address. Once, at the first turn."""
+        if self._read_kept or self.kept is None:
+            return
+        self._read_kept = True
+        try:
+            kept = json.loads(self.kept.read_text())
+            for server, listing in kept.items():
+                if server in self.addresses and listing["address"] == self.addresses[server]:
+                    specs = [ToolSpec(server, t["name"], t["description"], dict(t["schema"])) for t in listing["tools"]]
+                    self._listings.setdefault(server, (-float("inf"), specs))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            if not isinstance(exc, FileNotFoundError):
+                log.warning("the kept tool listings %s can't be read (%s): the tools are listed afresh", self.kept, exc)
+
+    def _keep(self) -> None:
+        assert self.kept is not None
+        listings = {
+            server: {"address": self.addresses[server], "tools": [asdict(spec) for spec in specs]}
+            for server, (_, specs) in self._listings.items()
+        }
+        try:
+            write_atomic(self.kept, json.dumps(listings))
+        except OSError as exc:
+            log.warning("the tool listings can't be kept in %s: %s", self.kept, exc)
 
     def servers(self, narrowed: frozenset[str] | None) -> list[str]:
         return [name for name in self.addresses if narrowed is None or name in narrowed]
