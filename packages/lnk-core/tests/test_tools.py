@@ -158,6 +158,8 @@ def test_a_body_far_over_the_cap_is_refused_while_read_by_the_tool_bridge_and_th
         httpx.Client(timeout=60) as gateway,
         httpx.Client(transport=socket, base_url="http://lnk", timeout=60) as local,
     ):
+        # Its servers load after the agent counts as running: their modules aren't the body's growth.
+        assert local.get("/approvals").json() == []
         for client, path, headers in ((gateway, url, mcp), (local, "/approvals/anything", {})):
             with Growth(supervisor) as growth:
                 response = flood(client, path, size=200 * MiB, headers=headers)

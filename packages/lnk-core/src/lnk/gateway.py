@@ -20,7 +20,6 @@ import hmac
 import os
 import socket
 from collections.abc import Awaitable, Callable, Generator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -39,6 +38,7 @@ from link_plugin.providers import PROVIDERS, UPSTREAM_ENV, Provider
 from link_plugin.sandbox import TOOLS_PATH
 from lnk.agents import Agent
 from lnk.approvals import Approvals
+from lnk.listening import Sockets
 from lnk.runstate import RunSpec
 
 if TYPE_CHECKING:
@@ -186,26 +186,6 @@ class _Quiet(uvicorn.Server):
         yield
 
 
-def loopback_socket(port: int) -> socket.socket:
-    # IPPROTO_TCP named, so asyncio turns Nagle off on each connection (it checks the protocol):
-    # a response written in two pieces then isn't held back by the peer's delayed ACK.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    return sock
-
-
-def unix_socket(path: Path) -> socket.socket:
-    """A socket only this user reaches: its folder 0700, the socket 0600."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path.parent.chmod(0o700)
-    path.unlink(missing_ok=True)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.bind(str(path))
-    path.chmod(0o600)
-    return sock
-
-
 class Listener:
     """One ASGI app served on one socket, in the supervisor's event loop."""
 
@@ -228,13 +208,15 @@ def listeners(
     approvals: Approvals,
     status: Callable[[], Awaitable[dict[str, Any]]],
     bridge: ToolBridge | None,
+    sockets: Sockets,
 ) -> list[Listener]:
-    """What a running harness's supervisor serves: the control socket, and the tools socket for a
-    sandboxed harness or else the gateway (with the model relay when lnk adds the model's key)."""
-    found = [Listener(control_app(approvals, status), unix_socket(agent.run.control))]
+    """What a running harness's supervisor serves on its sockets (lnk.listening): the control
+    socket, and the tools socket for a sandboxed harness or else the gateway (with the model relay
+    when lnk adds the model's key)."""
+    found = [Listener(control_app(approvals, status), sockets.control)]
     if spec.sandboxed:
-        found.append(Listener(Gateway(bridge, None), unix_socket(agent.layout.tools_socket(spec.id))))
+        found.append(Listener(Gateway(bridge, None), sockets.tools))
     else:
         relay = ModelRelay(PROVIDERS[spec.provider], agent.keys) if spec.provider else None
-        found.append(Listener(Gateway(bridge, spec.secret, relay), loopback_socket(spec.gateway)))
+        found.append(Listener(Gateway(bridge, spec.secret, relay), sockets.tools))
     return found

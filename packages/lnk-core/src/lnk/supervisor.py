@@ -10,19 +10,23 @@ runs: no command-line framework, so the harness is spawned as soon as the agent 
 the tool bridge and gateway load while it starts. A run, in order:
 
 1. the harness is spawned (children), before anything else loads;
-2. the tool bridge starts, for an agent with tools (tool_targets says where each tool runs);
-3. the harness part serves its sockets (gateway.listeners), keeps the harness running (keeper,
-   ready once it answers: readiness), and starts memory's engine once it answers;
-4. the bridges part waits for the harness to answer, then keeps each channel's bridge (bridges)
+2. the harness part's sockets listen (listening), and it keeps the harness running (keeper,
+   ready once it answers: readiness) while lnk loads its servers;
+3. the bridges part waits for the harness to answer, then keeps each channel's bridge (bridges)
    and Link Scheduler's runner (scheduler);
-5. each part is marked running once the harness answers, and everything stops on a signal, or
-   when the harness can't start at all.
+4. each part is marked running once the harness answers: what connects to lnk's sockets before
+   their servers run waits in the sockets' backlog;
+5. the tool bridge starts, for an agent with tools (tool_targets says where each tool runs), its
+   modules loaded off the event loop so the harness's readiness is asked meanwhile;
+6. the harness part serves its sockets (gateway.listeners), and starts memory's engine once the
+   harness answers; everything stops on a signal, or when the harness can't start at all.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import signal
 import sys
@@ -43,6 +47,7 @@ from lnk.bridges import kept_bridge
 from lnk.children import end, spawn
 from lnk.harnesses import clean_env
 from lnk.keeper import Keeper, Kept, pause
+from lnk.listening import Sockets, agent_sockets
 from lnk.readiness import HarnessReadiness
 from lnk.runstate import PARTS, Child, PartState, RunSpec, read_spec, read_state, write_state
 from lnk.sandboxing import run_argv, write_request
@@ -116,13 +121,17 @@ class Supervisor:
         tasks: list[asyncio.Task[Any]] = []
         listeners: list[Listener] = []
         async with AsyncExitStack() as running:
-            bridge = await self._tool_bridge(running)
-            if "harness" in self.parts:
-                listeners, tasks = self._run_harness(bridge, first)
+            sockets = self._sockets() if "harness" in self.parts else None
+            if sockets is not None:
+                tasks.append(asyncio.create_task(self.keep("harness", self._kept_harness(), first)))
             if "bridges" in self.parts:
                 tasks.append(asyncio.create_task(self.run_bridges()))
             if not self.stopping.is_set():
                 tasks.append(asyncio.create_task(self.mark_running()))
+            bridge = await self._tool_bridge(running)
+            if sockets is not None and not self.stopping.is_set():
+                listeners, served = await self._run_harness(bridge, sockets)
+                tasks += served
             await self.stopping.wait()
             self.say("stopping")
             for listener in listeners:
@@ -145,10 +154,18 @@ class Supervisor:
                 return await self.spawn_harness()
         return None
 
+    def _sockets(self) -> Sockets | None:
+        try:
+            return agent_sockets(self.agent, self.spec)
+        except OSError as exc:
+            self.fail(f"lnk could not listen for the agent's tools: {exc}")
+            return None
+
     async def _tool_bridge(self, running: AsyncExitStack) -> ToolBridge | None:
         """An MCP server (about a second of imports) only for an agent with tools."""
-        if not self.spec.tools:
+        if not self.spec.tools or self.stopping.is_set():
             return None
+        await asyncio.to_thread(importlib.import_module, "lnk.toolbridge")  # the harness's readiness is asked meanwhile
         from lnk.toolbridge import CallLog, ToolBridge
 
         calls = CallLog(self.agent.logs / "tools.log")
@@ -156,27 +173,20 @@ class Supervisor:
         await running.enter_async_context(bridge.running())
         return bridge
 
-    def _run_harness(
-        self, bridge: ToolBridge | None, first: Process | None
+    async def _run_harness(
+        self, bridge: ToolBridge | None, sockets: Sockets
     ) -> tuple[list[Listener], list[asyncio.Task[Any]]]:
-        """The harness part: its sockets served, memory warmed once it answers, the harness kept."""
+        """The harness part's sockets served, and memory warmed once the harness answers."""
         self.bridge = bridge
-        listeners = self._listeners(bridge)
-        tasks = [asyncio.create_task(listener.serve()) for listener in listeners]
+        await asyncio.to_thread(importlib.import_module, "lnk.gateway")
+        from lnk.gateway import listeners
+
+        served = listeners(self.agent, self.spec, self.approvals, self.status, bridge, sockets)
+        tasks = [asyncio.create_task(listener.serve()) for listener in served]
         memory = f"memory-{self.agent.id}"
         if bridge is not None and memory in bridge.backends:
             tasks.append(asyncio.create_task(self._warm(bridge, memory)))
-        tasks.append(asyncio.create_task(self.keep("harness", self._kept_harness(), first)))
-        return listeners, tasks
-
-    def _listeners(self, bridge: ToolBridge | None) -> list[Listener]:
-        from lnk.gateway import listeners
-
-        try:
-            return listeners(self.agent, self.spec, self.approvals, self.status, bridge)
-        except OSError as exc:
-            self.fail(f"lnk could not listen for the agent's tools: {exc}")
-            return []
+        return served, tasks
 
     def _mark_stopped(self) -> None:
         for part, state in self.states.items():
