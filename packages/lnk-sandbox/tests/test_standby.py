@@ -51,13 +51,15 @@ def said(path: Path) -> bytes:
 
 
 def test_nothing_is_started_until_a_connection_comes_and_then_it_is_answered(folder: Path) -> None:
-    started: list[Answering] = []
+    started: list[list[socket.socket]] = []
+    answering: list[Answering] = []
     go = threading.Event()
 
     def start(sockets: list[socket.socket]) -> Answering:
         go.wait(10)  # as slow to load as it likes: the connection waits in the socket's queue
-        started.append(Answering(sockets))
-        return started[0]
+        started.append(sockets)  # counted before it answers, so a connection answered at once finds it
+        answering.append(Answering(sockets))
+        return answering[0]
 
     paths = [folder / "proxy.sock", folder / "port-11434.sock"]
     with Standby(paths, start):
@@ -66,7 +68,7 @@ def test_nothing_is_started_until_a_connection_comes_and_then_it_is_answered(fol
         assert said(paths[1]) == b"hi"
         assert said(paths[0]) == b"hi"
         assert len(started) == 1
-    assert started[0].stopped
+    assert answering[0].stopped
 
 
 def test_a_run_that_never_connects_never_starts_it(folder: Path) -> None:
