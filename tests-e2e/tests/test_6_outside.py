@@ -2,8 +2,9 @@
 (lnk-hermes, lnk-openclaw) installs on first use from the signed release, the harness itself (its
 pinned wheels or npm packages, each checked) into the adapter's shared store, which the agent's
 sandboxed install links its home to; the owner's Telegram message goes through Link's bridge to
-the harness, whose answer comes back the same way; switching back to Link Harness leaves the
-channels and memory as they were.
+the harness, whose answer comes back the same way, with the model key added by the sandbox's proxy
+and held by nothing the harness runs; switching back to Link Harness leaves the channels and memory
+as they were.
 
 The store is built outside the sandbox, with the machine's pip or npm: on this machine the
 registries resolve to a documentation address (203.0.113.0/24), which the sandbox's proxy refuses
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import AGENT
 
+from lnk_e2e import processes
 from lnk_e2e.machine import Machine
 from lnk_e2e.model import Model
 from lnk_e2e.phone import Phone
@@ -33,7 +35,7 @@ RELEASE = {"hermes": ("hermes/config.yaml", "hermes-agent"), "openclaw": ("openc
 
 @pytest.mark.parametrize("harness", sorted(RELEASE))
 def test_an_outside_harness_answers_the_owner_on_telegram_through_links_bridge(
-    machine: Machine, owner: Phone, model: Model, harness: str
+    machine: Machine, owner: Phone, model: Model, model_key: str, harness: str
 ) -> None:
     before = machine.settings(AGENT)
     machine.lnk("agent", "stop", AGENT)
@@ -46,11 +48,13 @@ def test_an_outside_harness_answers_the_owner_on_telegram_through_links_bridge(
     # The release from the registry, built by this adapter's own install the first time on this
     # machine, into the runner's cache; its files put into this machine's store as links.
     cache = built_once([str(adapter), "install"], f"lnk-{harness}", machine.env)
-    link_releases(cache, adapter.parent.parent / "share" / f"lnk-{harness}")
+    store = adapter.parent.parent / "share" / f"lnk-{harness}"
+    link_releases(cache, store)
     machine.run(str(adapter), "install", timeout=1800)  # finds the release whole in the store
     machine.lnk("agent", "start", AGENT, timeout=600)
 
     # The first message waits for the harness to finish starting: a minute or more for OpenClaw.
+    asked = len(model.requests)
     said = owner.ask(model, f"Hello from Telegram to {harness}", calls=1, timeout=600)
     # The model echoes what the harness passed on: the owner's words, which OpenClaw wraps in its
     # own (the time, its runtime).
@@ -60,6 +64,13 @@ def test_an_outside_harness_answers_the_owner_on_telegram_through_links_bridge(
     home = machine.folder(AGENT) / "Harnesses" / harness
     assert (home / config).is_file() and (home / link).is_symlink()
     assert machine.status(AGENT)["sandbox"] == "bubblewrap"
+    assert all(r.headers.get("authorization") == f"Bearer {model_key}" for r in model.requests[asked:])
+    inside = processes.in_sandboxes(machine.status(AGENT)["process"]["pid"])
+    assert inside and not [p.command for p in inside if p.mentions(model_key)]
+    files = [p for p in machine.folder(AGENT).rglob("*") if p.is_file() and not p.is_symlink()]
+    assert not [p for p in files if model_key.encode() in p.read_bytes()]
+    shown = machine.lnk("agent", harness, "show", "--agent", AGENT).stdout
+    assert str(home) in shown and f"outside it: {store}" in shown
 
     machine.lnk("agent", "use", "link", AGENT, "--yes", timeout=600)
     after = machine.settings(AGENT)

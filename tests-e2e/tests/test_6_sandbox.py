@@ -49,10 +49,7 @@ def test_the_key_is_added_by_the_proxy_and_held_by_nothing_the_agent_runs(
 ) -> None:
     assert model.requests, "the model was never asked"
     assert all(r.headers.get("authorization") == f"Bearer {model_key}" for r in model.requests)
-    runner = machine.status(AGENT)["process"]["pid"]
-    supervisor = next(p.parent for p in processes.running() if p.pid == runner)
-    sandboxes = [p for p in processes.descendants(supervisor) if Path(p.argv[0]).name == "bwrap"]
-    inside = [p for sandbox in sandboxes for p in processes.descendants(sandbox.pid)]
+    inside = processes.in_sandboxes(machine.status(AGENT)["process"]["pid"])
     assert any(p.argv[-2:] == ["-m", "lnk_harness.serve"] for p in inside)
     holding = [p.command for p in inside if p.mentions(model_key)]
     assert not holding, f"processes in the agent's sandboxes hold the model key: {holding}"

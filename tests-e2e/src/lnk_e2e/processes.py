@@ -62,3 +62,11 @@ def descendants(pid: int) -> list[Process]:
 def mentioning(text: str) -> list[Process]:
     """Processes whose command line or environment names `text` (a machine's temporary root)."""
     return [process for process in running() if process.mentions(text)]
+
+
+def in_sandboxes(runner: int) -> list[Process]:
+    """Every process in the sandboxes of the agent whose runner (the `process` of its status) is
+    `runner`: below each bubblewrap its supervisor started."""
+    supervisor = next(p.parent for p in running() if p.pid == runner)
+    sandboxes = [p for p in descendants(supervisor) if Path(p.argv[0]).name == "bwrap"]
+    return [p for sandbox in sandboxes for p in descendants(sandbox.pid)]
