@@ -14,6 +14,7 @@ from world import TOOL, World, wait_until
 
 from link_conformance import Reply, ToolCall
 from lnk_testing.bodies import Growth, MiB, flood
+from lnk_testing.processes import descendants
 
 
 def _log(world: World, name: str) -> list[dict[str, Any]]:
@@ -167,3 +168,43 @@ def test_a_body_far_over_the_cap_is_refused_while_read_by_the_tool_bridge_and_th
             assert growth.grew < 6 * MiB, f"{path}: lnk grew {growth.grew / MiB:.1f} MiB reading a body it refused"
         assert local.get("/approvals").json() == []
     assert asyncio.run(_call(url, "lookup", {"word": "cat"})) == (False, "cat means something")
+
+
+def _serving(world: World) -> list[int]:
+    """The agent's scheduler tool servers (`lnk-scheduler serve`, which its tool bridge starts)."""
+    return [pid for pid in descendants([world.state("work").pid]) if _serves(pid)]
+
+
+def _serves(pid: int) -> bool:
+    try:
+        argv = [arg.decode() for arg in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")]
+    except OSError:
+        return False
+    return "serve" in argv and any(Path(arg).name == "lnk-scheduler" for arg in argv)
+
+
+def test_a_plugins_tool_is_listed_from_its_release_and_its_server_starts_for_a_call(world: World) -> None:
+    """The scheduler's listing, kept from the first start, answers the next start's listing: its
+    server starts only for a call (a tool of the owner's is always listed by its server)."""
+    world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
+    world.start("work")
+    tools = world.harness_settings("work").tools
+    scheduler = tools[f"scheduler-{world.agent('work').id}"]
+
+    async def listed(url: str) -> list[str]:
+        async with Client(url) as client:
+            return sorted(tool.name for tool in (await client.list_tools()).tools)
+
+    first = asyncio.run(listed(scheduler))
+    assert "schedule" in first and "start_subagent" in first
+    assert _serving(world)  # nothing was kept yet: its server listed it
+
+    world.lnk("agent", "restart", "work", "--no-sandbox")
+    tools = world.harness_settings("work").tools
+    assert asyncio.run(listed(tools[f"scheduler-{world.agent('work').id}"])) == first
+    assert not _serving(world)  # listed from what its release listed before
+    assert asyncio.run(listed(tools["words"])) == ["erase", "lookup"]  # the owner's tool: by its server
+
+    error, said = asyncio.run(_call(tools[f"scheduler-{world.agent('work').id}"], "schedules", {}))
+    assert not error, said
+    assert _serving(world)  # a call starts it

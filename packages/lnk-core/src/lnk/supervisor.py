@@ -169,7 +169,8 @@ class Supervisor:
         from lnk.toolbridge import CallLog, ToolBridge
 
         calls = CallLog(self.agent.logs / "tools.log")
-        bridge = ToolBridge(self.spec.tools, self.approvals, calls, partial(tool_target, self.agent, self.spec))
+        target = partial(tool_target, self.agent, self.spec)
+        bridge = ToolBridge(self.spec.tools, self.approvals, calls, target, self.agent.layout)
         await running.enter_async_context(bridge.running())
         return bridge
 

@@ -6,11 +6,18 @@ call only reads); its tools, resources and descriptions pass through untranslate
 call's `_meta`, where the harness names the calling conversation. Every call is
 logged, and a call not in the server's "don't ask first" list waits for the owner's yes
 (approvals.py) before it runs.
+
+A tool a plugin defines (memory, the scheduler) lists the same tools for as long as its release and
+its definition stay the same, so its listing is kept (lnk.kept) and a harness listing the agent's
+tools at a start or a turn is answered from it: the server starts only for what needs it (a call,
+a resource), and an agent that never schedules anything never runs the scheduler's server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -27,7 +34,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CONNECTION_CLOSED
 from starlette.types import Receive, Scope, Send
 
+from link_plugin.layout import Layout
+from link_plugin.model import Model
 from link_plugin.waits import within
+from lnk import kept
 from lnk.approvals import Approvals
 from lnk.tooldefs import ToolDef
 
@@ -36,11 +46,45 @@ T = TypeVar("T")
 STATUS_RESOURCE = "memory://status"
 
 
+class KeptListing(Model):
+    defined: str
+    """The tool's definition (argv, environment, folders), hashed: defined anew, listed anew."""
+    listed: types.ListToolsResult
+
+
+class Listing:
+    """Where a plugin's tool keeps what it lists: one file per tool, for its program's release."""
+
+    def __init__(self, layout: Layout, tool: ToolDef) -> None:
+        self._layout = layout
+        self._program = tool.argv[0]
+        self._question = f"tools-{tool.name}"
+        defined = json.dumps([tool.argv, tool.env, tool.cwd, tool.reads, tool.writes], sort_keys=True)
+        self._defined = hashlib.sha256(defined.encode()).hexdigest()
+
+    def read(self) -> types.ListToolsResult | None:
+        found = kept.kept(self._layout, self._program, self._question, KeptListing)
+        return found.listed if found is not None and found.defined == self._defined else None
+
+    def keep(self, listed: types.ListToolsResult) -> None:
+        kept.keep(self._layout, self._program, self._question, KeptListing(defined=self._defined, listed=listed))
+
+
+def listing(layout: Layout, tool: ToolDef) -> Listing | None:
+    """The kept listing of a tool Link defines from a plugin (sandboxed, a program of its own); none
+    for the owner's own tools, whose program (`npx`, a script) says nothing of what it serves."""
+    if not tool.sandboxed or not tool.argv:
+        return None
+    return Listing(layout, tool)
+
+
 class Backend:
     """One tool's own MCP server, connected on first use and again after it ended."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, listing: Listing | None = None) -> None:
         self._target = target
+        self._listing = listing
+        self._kept: types.ListToolsResult | None = None
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -70,6 +114,20 @@ class Backend:
                     if self._client is client:
                         await self.close()
             raise
+
+    async def list_tools(self, cursor: str | None) -> types.ListToolsResult:
+        """The server's tools: kept from this release while the server isn't running, else asked
+        (and a whole listing kept)."""
+        if self._listing is not None and cursor is None and self._client is None:
+            self._kept = self._kept or await asyncio.to_thread(self._listing.read)
+            if self._kept is not None:
+                return self._kept
+        listed = await self.use(lambda client: client.list_tools(cursor=cursor))
+        if self._listing is not None and cursor is None and not listed.next_cursor and listed != self._kept:
+            with contextlib.suppress(OSError):  # not kept: listed by the server again next time
+                await asyncio.to_thread(self._listing.keep, listed)
+                self._kept = listed
+        return listed
 
     def only_reads(self, call: str) -> bool:
         """Whether the server says the call only reads (or may be made twice): one cut off may be made again."""
@@ -161,12 +219,20 @@ def _refused(text: str) -> types.CallToolResult:
 
 class ToolBridge:
     def __init__(
-        self, tools: list[ToolDef], approvals: Approvals, log: CallLog, target: Callable[[ToolDef], Target]
+        self,
+        tools: list[ToolDef],
+        approvals: Approvals,
+        log: CallLog,
+        target: Callable[[ToolDef], Target],
+        layout: Layout | None = None,
     ) -> None:
+        """`layout`: where the listings of the tools plugins define are kept (none kept without it)."""
         self.tools = {tool.name: tool for tool in tools}
         self.approvals = approvals
         self.log = log
-        self.backends = {tool.name: Backend(target(tool)) for tool in tools}
+        self.backends = {
+            tool.name: Backend(target(tool), listing(layout, tool) if layout is not None else None) for tool in tools
+        }
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         self._managers = {
             tool.name: StreamableHTTPSessionManager(app=self._server(tool), stateless=True, security_settings=security)
@@ -179,7 +245,7 @@ class ToolBridge:
         async def list_tools(
             ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
         ) -> types.ListToolsResult:
-            return await backend.use(lambda client: client.list_tools(cursor=params.cursor if params else None))
+            return await backend.list_tools(params.cursor if params else None)
 
         async def call_tool(
             ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
