@@ -12,11 +12,17 @@
 Each contract command becomes a subcommand printing one JSON answer on stdout. A method left
 as it is in the base class answers nothing (exit 3), and the caller uses the command's default.
 `build(plugin)` returns the typer app, so an author can add commands of their own.
+
+Link asks a plugin a command alone on its command line many times at each start (`contract`,
+`describe`, `install`, `configure`, `start`...). `run` answers such a command itself, calling
+the plugin's method as the typer app would, so typer is neither imported nor built for it: the
+answer is the same JSON with the same exit code, in a third of the CPU. Anything else (`--help`,
+`link telegram`, options, a command of the author's own, an unknown one) goes to the typer app,
+which `run` makes only then (`commandline.py` holds it).
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import os
@@ -26,9 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, ClassVar
-
-import typer
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from link_plugin import channel as channel_contract
 from link_plugin import harness as harness_contract
@@ -36,6 +40,9 @@ from link_plugin import memory as memory_contract
 from link_plugin.answers import Answer, parse_answer
 from link_plugin.contract import CONTRACT_VERSION, Command, Contract, Kind
 from link_plugin.errors import ExitCode, LinkError, NotAnswered
+
+if TYPE_CHECKING:
+    import typer
 
 
 class Plugin:
@@ -252,125 +259,102 @@ def say(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _finish(plugin: Plugin, command: str, call: Callable[[], Any]) -> None:
-    """Run one command and end the process with the contract's exit code."""
+def answer(plugin: Plugin, command: str, call: Callable[[], Any]) -> int:
+    """Run one command: its answer on stdout, what went wrong on stderr; the contract's exit code."""
     try:
         result = call()
         if inspect.isawaitable(result):
+            import asyncio  # only a coroutine (a bridge) needs its loop
+
             result = asyncio.run(_awaited(result))
     except NotAnswered:
         say(f"lnk-{plugin.name} doesn't answer `{command}`: the caller uses its default.")
-        raise typer.Exit(ExitCode.NOT_ANSWERED) from None
+        return ExitCode.NOT_ANSWERED
     except LinkError as exc:
         say(f"lnk-{plugin.name} {command}: {exc}")
         print(json.dumps({"error": exc.message, "hint": exc.hint}))
-        raise typer.Exit(ExitCode.FAILED) from None
+        return ExitCode.FAILED
     except KeyboardInterrupt:
-        raise typer.Exit(130) from None
+        return 130
     except Exception as exc:
         traceback.print_exc()
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}", "hint": None}))
-        raise typer.Exit(ExitCode.FAILED) from None
+        return ExitCode.FAILED
     if isinstance(result, Answer):
         print(result.to_json())
-    raise typer.Exit(ExitCode.ANSWERED)
+    return ExitCode.ANSWERED
 
 
 async def _awaited(result: Any) -> Any:
     return await result
 
 
-def build(plugin: Plugin) -> typer.Typer:
-    """The typer app answering every command of the plugin's contract."""
-    app = typer.Typer(
-        name=f"lnk-{plugin.name}",
-        help=f"lnk-{plugin.name}: a Link {plugin.kind.value} plugin (contract {CONTRACT_VERSION}).",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
+HARNESS_PLAIN = (
+    "describe",
+    "needs",
+    "channels",
+    "ports",
+    "folders",
+    "endpoint",
+    "hosts",
+    "state",
+    "install",
+    "configure",
+    "start",
+    "health",
+)
+MEMORY_PLAIN = ("install",)
+CHANNEL_PLAIN = ("describe", "link", "state", "disconnect")
 
-    @app.command("contract", help="The plugin's kind, name and contract version.")
-    def contract() -> None:
-        _finish(plugin, "contract", plugin.contract)
 
+def plain(plugin: Plugin) -> dict[str, Callable[[], Any]]:
+    """The plugin's commands that take no argument nor option, each as the call that answers it.
+
+    `contract` first, then its kind's in the contract's order. The typer app's commands of these
+    names and `run` answer through the same calls.
+    """
+    calls: dict[str, Callable[[], Any]] = {"contract": plugin.contract}
+    names, context = _plain_of(plugin)
+    for name in names:
+        calls[name] = _with_context(getattr(plugin, name), context)
+    return calls
+
+
+def _plain_of(plugin: Plugin) -> tuple[tuple[str, ...], Callable[[], object]]:
+    """The kind's commands without arguments, and the context each is handed."""
     if isinstance(plugin, HarnessAdapter):
-        _harness_commands(app, plugin)
-    elif isinstance(plugin, MemoryEngine):
-        _memory_commands(app, plugin)
-    elif isinstance(plugin, ChannelPlugin):
-        _channel_commands(app, plugin)
-    return app
+        return HARNESS_PLAIN, HarnessContext
+    if isinstance(plugin, MemoryEngine):
+        return MEMORY_PLAIN, MemoryContext
+    if isinstance(plugin, ChannelPlugin):
+        return CHANNEL_PLAIN, ChannelContext
+    return (), HarnessContext
 
 
-def _doc(commands: tuple[Command, ...], name: str) -> str:
-    return next(c.doc for c in commands if c.name == name)
+def _with_context(method: Callable[[Any], Any], context: Callable[[], object]) -> Callable[[], Any]:
+    """The method called with a context made as it is called (from the environment then)."""
+    return lambda: method(context())
 
 
-def _plain(app: typer.Typer, plugin: Plugin, name: str, context: Callable[[], object]) -> None:
-    """A command taking no arguments: the plugin's method gets the context alone."""
-    method = getattr(plugin, name)
+def build(plugin: Plugin) -> typer.Typer:
+    """The typer app answering every command of the plugin's contract; an author may add more."""
+    from link_plugin.commandline import typer_app
 
-    def command() -> None:
-        _finish(plugin, name, lambda: method(context()))
-
-    app.command(name, help=_doc(plugin.commands, name))(command)
+    return typer_app(plugin)
 
 
-def _harness_commands(app: typer.Typer, plugin: HarnessAdapter) -> None:
-    for name in (
-        "describe",
-        "needs",
-        "channels",
-        "ports",
-        "folders",
-        "endpoint",
-        "hosts",
-        "state",
-        "install",
-        "configure",
-        "start",
-        "health",
-    ):
-        _plain(app, plugin, name, HarnessContext)
+def run(plugin: Plugin, app: Callable[[], typer.Typer] | None = None) -> None:
+    """The whole `main()` of a plugin executable.
 
-    @app.command("link", help=_doc(plugin.commands, "link"))
-    def link(channel: str) -> None:
-        _finish(plugin, "link", lambda: plugin.link(HarnessContext(), channel))
+    A command that takes no argument, alone on the command line, is answered at once. Anything
+    else goes to the typer app: `build(plugin)`'s, or the one `app()` makes, for an executable
+    with commands of its own (made only then, so its module may import typer freely):
 
-
-def _memory_commands(app: typer.Typer, plugin: MemoryEngine) -> None:
-    _plain(app, plugin, "install", MemoryContext)
-
-    @app.command("command", help=_doc(plugin.commands, "command"))
-    def command(folder: Path, state: Path) -> None:
-        _finish(plugin, "command", lambda: plugin.command(MemoryContext(), folder, state))
-
-
-def _channel_commands(app: typer.Typer, plugin: ChannelPlugin) -> None:
-    @app.command("describe", help=_doc(plugin.commands, "describe"))
-    def describe() -> None:
-        _finish(plugin, "describe", lambda: plugin.describe(ChannelContext()))
-
-    @app.command("connect", help=_doc(plugin.commands, "connect"))
-    def connect(
-        token_stdin: bool = typer.Option(False, "--token-stdin", help="Read the secret from stdin."),
-    ) -> None:
-        _finish(plugin, "connect", lambda: plugin.connect(ChannelContext(), token_stdin))
-
-    @app.command("bridge", help=_doc(plugin.commands, "bridge"))
-    def bridge() -> None:
-        line = sys.stdin.readline()
-        if not line.strip():
-            say("bridge reads its BridgeSpec as one JSON line on stdin; none came.")
-            raise typer.Exit(ExitCode.USAGE)
-        spec = parse_answer(channel_contract.BridgeSpec, line, source="the BridgeSpec on stdin")
-        _finish(plugin, "bridge", lambda: plugin.bridge(spec))
-
-    for name in ("link", "state", "disconnect"):
-        _plain(app, plugin, name, ChannelContext)
-
-
-def run(plugin: Plugin) -> None:
-    """The whole `main()` of a plugin executable."""
-    build(plugin)()
+        def main() -> None:
+            run(Mine(), app=lambda: importlib.import_module("mine.commands").app)
+    """
+    args = sys.argv[1:]
+    call = plain(plugin).get(args[0]) if len(args) == 1 else None
+    if call is not None:
+        sys.exit(answer(plugin, args[0], call))
+    (app or (lambda: build(plugin)))()()
