@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sys
 
-from link_plugin import wire
 from link_plugin.harness import Channels, Endpoint, Folders, Health, Hosts, Needs, Ports, Start, State
+from link_plugin.headers import AGENT, AGENT_ID
 from link_plugin.plugin import HarnessAdapter, HarnessContext
 from lnk_harness import __version__
 from lnk_harness.addresses import DEFAULT_PORT, HEALTH_PATH, HOST, PORT_COUNT, base_url
@@ -50,7 +50,7 @@ class LinkHarness(HarnessAdapter):
 
         port = ctx.port or DEFAULT_PORT
         settings = ctx.settings
-        headers = {wire.AGENT: settings.agent.name, wire.AGENT_ID: settings.agent.id} if settings else {}
+        headers = {AGENT: settings.agent.name, AGENT_ID: settings.agent.id} if settings else {}
         try:
             response = httpx.get(f"http://{HOST}:{port}{HEALTH_PATH}", headers=headers, timeout=3, trust_env=False)
         except httpx.HTTPError as exc:

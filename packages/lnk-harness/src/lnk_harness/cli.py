@@ -1,35 +1,25 @@
-"""`lnk-harness`: the adapter's commands, and `serve`, which runs the endpoint (`lnk_harness.serve`)."""
+"""`lnk-harness`: what Link asks it answered at once, anything else by its typer app (`commands`).
+
+Link asks `describe` once per release and `configure`, `start`... at each start: those answer
+without typer loaded (`link_plugin.plugin.run`). `serve`, `link`, `--help` go to `commands.app`.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING
 
-import typer
-
-from link_plugin.plugin import build
+from link_plugin.plugin import run
 from lnk_harness.adapter import LinkHarness
 
-app = build(LinkHarness())
-
-
-@app.command("serve", help="Run the endpoint for the agent $LNK_SETTINGS names (and any --settings) on $LNK_PORT.")
-def serve(
-    settings: Annotated[
-        list[Path] | None,
-        typer.Option("--settings", help="A settings file of another agent to answer for (repeat for more)."),
-    ] = None,
-    port: Annotated[int | None, typer.Option("--port", help="The port to listen on (default: $LNK_PORT).")] = None,
-) -> None:
-    from lnk_harness.serve import own_settings
-    from lnk_harness.serve import serve as run
-
-    own = own_settings()
-    paths = ([own] if own is not None else []) + [
-        p for p in settings or [] if own is None or p.resolve() != own.resolve()
-    ]
-    raise typer.Exit(run(paths, own, port))
+if TYPE_CHECKING:
+    import typer
 
 
 def main() -> None:
-    app()
+    run(LinkHarness(), app=_app)
+
+
+def _app() -> typer.Typer:
+    from lnk_harness.commands import app
+
+    return app
