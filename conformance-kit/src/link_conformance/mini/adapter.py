@@ -11,7 +11,7 @@ from pathlib import Path
 
 from link_plugin.errors import ExitCode, NotAnswered
 from link_plugin.harness import Channels, Description, Done, Endpoint, Folders, Health, Need, Needs, Ports, Risk, Start
-from link_plugin.plugin import HarnessAdapter, HarnessContext, build
+from link_plugin.plugin import HarnessAdapter, HarnessContext, run
 
 DEFAULT_PORT = 18790
 
@@ -124,4 +124,4 @@ def main() -> None:
         with (home / "asked").open("a") as noted:
             noted.write(asked + "\n")
     adapter = Broken(shape) if called == "lnk-broken" else WithSteps(shape) if shape.steps else Mini(shape)
-    build(adapter)()
+    run(adapter)
