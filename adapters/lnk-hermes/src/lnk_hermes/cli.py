@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from link_plugin.plugin import build
+from link_plugin.plugin import run
 from lnk_hermes.adapter import Hermes
-
-app = build(Hermes())
 
 
 def main() -> None:
-    app()
+    run(Hermes())
