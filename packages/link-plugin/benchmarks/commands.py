@@ -23,6 +23,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from lnk_testing.importtime import imports
+
 PYTHON = sys.executable
 RUNS = 20
 
@@ -61,24 +63,6 @@ def cpu(argv: list[str]) -> float:
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def imports(argv: list[str]) -> tuple[float, list[tuple[float, str]]]:
-    """(seconds of all top-level imports, the biggest as (seconds, name)), best of three."""
-    best: tuple[float, list[tuple[float, str]]] | None = None
-    for _ in range(3):
-        done = subprocess.run([argv[0], "-X", "importtime", *argv[1:]], env=ENV, capture_output=True, text=True)
-        top = []
-        for line in done.stderr.splitlines():
-            if line.startswith("import time:") and line.count("|") == 2:
-                _, cumulative, name = line.split("|")
-                if cumulative.strip().isdigit() and not name.startswith("  "):  # top level: itself and below
-                    top.append((int(cumulative) / 1e6, name.strip()))
-        total = sum(seconds for seconds, _ in top)
-        if best is None or total < best[0]:
-            best = (total, sorted(top, reverse=True)[:5])
-    assert best is not None
-    return best
-
-
 def load() -> str:
     one, five, _ = os.getloadavg()
     return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
@@ -106,7 +90,7 @@ def main() -> None:
     print("imports (python -X importtime, best of 3):")
     for case in CASES:
         for how, tail in (("run", VIA_RUN), ("typer app", VIA_TYPER)):
-            total, biggest = imports(case.argv(tail))
+            total, biggest = imports(case.argv(tail), ENV, most=5)
             shown = ", ".join(f"{name} {seconds * 1000:.0f}" for seconds, name in biggest)
             print(f"  {case.label:<22} {how:<9} {total * 1000:5.0f} ms  ({shown})")
     print(load())

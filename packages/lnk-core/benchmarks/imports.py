@@ -21,6 +21,8 @@ from pathlib import Path
 
 from common import PYTHON, load, table_row
 
+from lnk_testing.importtime import imports
+
 GOAL_MS = 150.0
 LNK = str(Path(PYTHON).with_name("lnk"))
 
@@ -56,31 +58,6 @@ def paired(runs: int) -> tuple[float, float, float]:
     return statistics.median(versions), statistics.median(passes), statistics.median(ratios)
 
 
-def imports(argv: list[str], env: dict[str, str]) -> tuple[float, list[tuple[float, str]]]:
-    """(seconds all imports took, the biggest top-level imports as (seconds, name)), best of three."""
-    best: tuple[float, list[tuple[float, str]]] | None = None
-    for _ in range(3):
-        done = subprocess.run(
-            [PYTHON, "-X", "importtime", *argv],
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        top: list[tuple[float, str]] = []
-        for line in done.stderr.splitlines():
-            if not line.startswith("import time:") or "|" not in line:
-                continue
-            _, cumulative, name = line.split("|")
-            if cumulative.strip().isdigit() and not name.startswith("  "):  # top level: its own and below
-                top.append((int(cumulative) / 1e6, name.strip()))
-        total = sum(seconds for seconds, _ in top)
-        if best is None or total < best[0]:
-            best = (total, sorted(top, reverse=True)[:4])
-    assert best is not None
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=20)
@@ -98,7 +75,7 @@ def main() -> None:
     )
     print("imports on each program's path (python -X importtime, best of 3):")
     for label, argv, env in PATHS:
-        total, biggest = imports(argv, env)
+        total, biggest = imports([PYTHON, *argv], {**os.environ, **env})
         shown = ", ".join(f"{name} {seconds * 1000:.0f}" for seconds, name in biggest)
         print(f"  {label:<46} {total * 1000:6.0f} ms  ({shown})")
     print(load())

@@ -1,0 +1,36 @@
+"""What a program imports on its way to an answer, read from `python -X importtime`, for the
+benchmarks that keep a program's start lean (lnk-core's `imports`, link-plugin's `commands`).
+
+    total, biggest = imports([python, "-m", "lnk", "--version"], env)
+
+`total` is the sum of the top-level imports (each with all it imported), `biggest` the largest of
+them, in seconds: a new import on a hot path shows here before it shows in a start.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping
+
+Imports = tuple[float, list[tuple[float, str]]]
+
+
+def imports(argv: list[str], env: Mapping[str, str], *, most: int = 4, tries: int = 3) -> Imports:
+    """(seconds all imports took, the `most` biggest top-level imports as (seconds, name)), best of `tries`."""
+    best: Imports | None = None
+    for _ in range(tries):
+        done = subprocess.run(
+            [argv[0], "-X", "importtime", *argv[1:]], env=dict(env), capture_output=True, text=True, check=False
+        )
+        top: list[tuple[float, str]] = []
+        for line in done.stderr.splitlines():
+            if not line.startswith("import time:") or line.count("|") != 2:
+                continue
+            _, cumulative, name = line.split("|")
+            if cumulative.strip().isdigit() and not name.startswith("  "):  # top level: its own and below
+                top.append((int(cumulative) / 1e6, name.strip()))
+        total = sum(seconds for seconds, _ in top)
+        if best is None or total < best[0]:
+            best = (total, sorted(top, reverse=True)[:most])
+    assert best is not None
+    return best
