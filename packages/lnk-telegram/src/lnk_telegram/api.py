@@ -19,7 +19,6 @@ from link_plugin.bridge.retry import Interrupted, RetryLater
 
 ENV_API = "LNK_TELEGRAM_API"
 DEFAULT_API = "https://api.telegram.org"
-HOST = "api.telegram.org"
 LIMIT = 4096
 """Telegram's longest message, in UTF-16 code units."""
 
