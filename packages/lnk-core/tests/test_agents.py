@@ -68,6 +68,36 @@ def test_status_and_list_say_how_each_agent_is(world: World) -> None:
     assert "Nothing logged" in world.lnk("agent", "logs", "work", "--bridge", "telegram").stderr
 
 
+LISTED_THEN_STATUS = """
+import contextlib, io, json, sys
+from lnk import cli
+for args in (["agent", "list"], ["agent", "status", "idle"]):
+    sys.argv = ["lnk", *args]
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.suppress(SystemExit):
+        cli.main()
+    print(json.dumps([said.getvalue(), sorted(sys.modules)]))
+"""
+
+
+def test_list_and_status_load_no_other_command_nor_what_only_a_running_agent_needs(world: World) -> None:
+    """`lnk agent list` and `status` of an agent not running are read from its files: the modules of
+    other command groups, the HTTP client and the control socket's client stay unloaded (each is a
+    tenth of a second of every such command)."""
+    world.lnk("agent", "keys", "set", "anthropic", "idle", "--stdin", input="sk-ant-x")
+    command = [sys.executable, "-c", LISTED_THEN_STATUS]
+    done = subprocess.run(command, env=world.env, capture_output=True, text=True, timeout=60, check=True)
+    (table, listed), (status, shown) = (json.loads(line) for line in done.stdout.splitlines())
+    assert "idle" in table and "stopped" in table
+    assert "idle" in status and "stopped" in status
+    others = [f"lnk.commands.{group}" for group in ("sandbox", "keys", "model", "bucket", "move", "channels", "memory")]
+    for modules in (listed, shown):
+        for unrelated in (*others, "lnk.prepare", "lnk.control", "lnk.channels", "httpx", "h11", "asyncio"):
+            assert unrelated not in modules
+    for needed_by_status_only in ("lnk.scheduler", "lnk.sandboxing"):
+        assert needed_by_status_only not in listed and needed_by_status_only in shown
+
+
 def test_every_agent_but_main_gets_its_own_block_from_20000(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a person's machine, where LNK_PORTS_FROM is unset (the starts below set it: `world`)."""
     monkeypatch.delenv(ENV_PORTS_FROM, raising=False)

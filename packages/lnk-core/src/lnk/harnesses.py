@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from link_plugin.answers import Answer, parse_answer
 from link_plugin.calls import PluginProgram
@@ -35,8 +35,11 @@ from link_plugin.harness import (
 )
 from link_plugin.layout import Layout
 from lnk import kept
-from lnk.known import KNOWN, reserved
+from lnk.known import DEFAULT_HARNESS, KNOWN, reserved
 from lnk.plugins import plugin_for
+
+if TYPE_CHECKING:
+    from lnk.agents import Agent
 
 A = TypeVar("A", bound=Answer)
 
@@ -143,3 +146,9 @@ class Harness:
         if not done.ok:
             raise LinkError(f"lnk-{self.name} {command} failed: {done.detail or 'it gave no reason'}.")
         return done
+
+
+def harness_of(agent: Agent, name: str | None = None) -> Harness:
+    """The harness named, or the agent's own (Link Harness when it has none yet)."""
+    chosen = name or agent.settings.harness or DEFAULT_HARNESS
+    return Harness.find(chosen, agent.folder.harness_home(chosen))

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 from urllib.parse import urlsplit
 
-import httpx
-
 from link_plugin.errors import LinkError
 from link_plugin.keys import KeyStore
 from link_plugin.providers import PROVIDERS, Provider, provider_of
@@ -68,6 +66,8 @@ def hosted(model: str) -> Provider | None:
 
 def answers(base: str) -> bool:
     """Whether an OpenAI-compatible API answers at this base URL (its model list)."""
+    import httpx  # only a local model's start asks: every other command that reads models starts leaner
+
     try:
         return httpx.get(f"{base}/models", timeout=2.0).status_code == 200
     except httpx.HTTPError:

@@ -38,8 +38,7 @@ from lnk.agents import Agent, all_agents
 from lnk.channels import ChannelEntry
 from lnk.harness_settings import harness_settings, model_ref
 from lnk.harness_setup import install_once, set_up
-from lnk.harnesses import Harness
-from lnk.known import DEFAULT_HARNESS
+from lnk.harnesses import Harness, harness_of
 from lnk.models import check_model, default_model, held_key, keys_wired, loopback_port, no_model
 from lnk.ports import check_free, choose_block
 from lnk.runstate import Mode, RunSpec
@@ -108,11 +107,6 @@ class HarnessRun:
     cwd: str
     request: SandboxRequest | None
     settings_file: str
-
-
-def harness_of(agent: Agent, name: str | None = None) -> Harness:
-    chosen = name or agent.settings.harness or DEFAULT_HARNESS
-    return Harness.find(chosen, agent.folder.harness_home(chosen))
 
 
 def choose_model(agent: Agent, given: str | None) -> str:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from asyncio.subprocess import Process
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from link_plugin.channel import EndpointRef
 from link_plugin.contract import CONTRACT_VERSION
@@ -24,11 +24,14 @@ from link_plugin.harness import AgentRef, Endpoint
 from link_plugin.memory import ENV_AGENT_ID
 from link_plugin.scheduler import ENV_AGENTS, ENV_NARROWS, Peer, RunnerSpec, Schedules
 from lnk.agents import Agent, load_agent, owners_others
-from lnk.children import alive, spawn_told
-from lnk.keeper import Kept
 from lnk.plugins import find, require
 from lnk.sandboxing import program_reads
 from lnk.tooldefs import ToolDef, remove_tool, save_tool
+
+if TYPE_CHECKING:  # the runner's keeping is the supervisor's: `lnk agent` commands never import it
+    from asyncio.subprocess import Process
+
+    from lnk.keeper import Kept
 
 EXECUTABLE = "lnk-scheduler"
 CALLS = ["start_subagent", "schedule", "schedules", "cancel", "message_agent"]
@@ -97,11 +100,16 @@ def runner_spec(agent: Agent, endpoint: EndpointRef) -> RunnerSpec:
 
 
 async def spawn_runner(agent: Agent, endpoint: EndpointRef) -> Process:
+    from lnk.children import spawn_told
+
     return await spawn_told([require(EXECUTABLE), "run"], runner_log(agent), runner_spec(agent, endpoint))
 
 
 def kept_runner(agent: Agent, endpoint: EndpointRef) -> Kept:
     """The runner, for its keeper: it need not start for the agent to run."""
+    from lnk.children import alive
+    from lnk.keeper import Kept
+
     return Kept(
         name="scheduler",
         spawn=lambda: spawn_runner(agent, endpoint),

@@ -1,24 +1,26 @@
-"""What `lnk agent status` and `lnk agent list` say of an agent, as one dict for JSON and for text."""
+"""What `lnk agent status` and `lnk agent list` say of an agent, as one dict for JSON and for text.
+
+`list` reads only settings and whether each agent runs: what `status` asks beyond that (the
+control socket's client, the channels' and the sandbox's plugins, the schedules) is imported
+where `details` runs, so a `list` doesn't pay for it.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from link_plugin.errors import LinkError
-from link_plugin.providers import provider_of
-from lnk import control
 from lnk.agents import Agent
-from lnk.channels import ChannelEntry
 from lnk.known import DEFAULT_HARNESS
-from lnk.models import keys_wired
-from lnk.plugins import find
-from lnk.runstate import read_spec, read_state
-from lnk.sandboxing import SANDBOX, grants
 from lnk.services import running
-from lnk.tooldefs import tools_for
+
+if TYPE_CHECKING:
+    from lnk.runstate import PartState, RunSpec
 
 
 def _provider(model: str | None) -> str | None:
+    from link_plugin.providers import provider_of
+
     if not model:
         return None
     try:
@@ -47,6 +49,9 @@ def _grants(agent: Agent, harness: str) -> dict[str, Any] | None:
     """Every widening the agent holds, running or not, with or without a sandbox this start: they
     are kept in its grants files and hold at every sandboxed start. None: lnk-sandbox isn't
     installed yet, so none can have been made (status never installs it)."""
+    from lnk.plugins import find
+    from lnk.sandboxing import SANDBOX, grants
+
     if find(SANDBOX) is None:
         return None
     try:
@@ -65,19 +70,17 @@ def _schedules(agent: Agent) -> list[dict[str, Any]] | str:
         return exc.message
 
 
-def details(agent: Agent) -> dict[str, Any]:
-    """What `status` shows: the summary, and what the running services say of themselves."""
-    found = summary(agent)
-    harness_state = running(agent)
-    spec = read_spec(agent) if harness_state is not None else None
-    bridges = read_state(agent.run.state("bridges")) if harness_state is not None else None
-    live = control.status(agent) if harness_state is not None else None
-    found["provider"] = _provider(agent.settings.model)
-    found["sandbox"] = None if spec is None else ("sandboxed" if spec.sandboxed else "none")
-    found["endpoint"] = spec.endpoint.url if spec and spec.endpoint else None
-    found["since"] = harness_state.started if harness_state else None
-    harness_child = harness_state.children.get("harness") if harness_state else None
-    found["process"] = harness_child.model_dump(mode="json") if harness_child else None
+def _live(agent: Agent) -> dict[str, Any] | None:
+    """What the running agent's services say of themselves, over its control socket."""
+    from lnk import control
+
+    return control.status(agent)
+
+
+def _channels(agent: Agent, spec: RunSpec | None, bridges: PartState | None) -> dict[str, Any]:
+    """Each connected channel: who it is, and its bridge's state while the agent runs."""
+    from lnk.channels import ChannelEntry
+
     channels: dict[str, Any] = {}
     for name in sorted(agent.settings.channels):
         entry = ChannelEntry.of(agent, name)
@@ -89,7 +92,27 @@ def details(agent: Agent) -> dict[str, Any]:
             "bridge": (child.state if child else "starting") if carried else None,
             "restarts": child.restarts if child else 0,
         }
-    found["channels"] = channels
+    return channels
+
+
+def details(agent: Agent) -> dict[str, Any]:
+    """What `status` shows: the summary, and what the running services say of themselves."""
+    from lnk.models import keys_wired
+    from lnk.runstate import read_spec, read_state
+    from lnk.tooldefs import tools_for
+
+    found = summary(agent)
+    harness_state = running(agent)
+    spec = read_spec(agent) if harness_state is not None else None
+    bridges = read_state(agent.run.state("bridges")) if harness_state is not None else None
+    live = _live(agent) if harness_state is not None else None
+    found["provider"] = _provider(agent.settings.model)
+    found["sandbox"] = None if spec is None else ("sandboxed" if spec.sandboxed else "none")
+    found["endpoint"] = spec.endpoint.url if spec and spec.endpoint else None
+    found["since"] = harness_state.started if harness_state else None
+    harness_child = harness_state.children.get("harness") if harness_state else None
+    found["process"] = harness_child.model_dump(mode="json") if harness_child else None
+    found["channels"] = _channels(agent, spec, bridges) if agent.settings.channels else {}
     found["memory"] = {
         "engine": agent.settings.memory,
         "tool": f"memory-{agent.id}" if agent.settings.memory else None,

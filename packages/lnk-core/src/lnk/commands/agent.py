@@ -123,8 +123,6 @@ def restart_as_before(found: Agent) -> None:
 @contextmanager
 def paused(found: Agent, why: str = "") -> Iterator[None]:
     """Stop the agent if it runs, and start it again afterwards as it ran (with or without a sandbox)."""
-    from lnk.prepare import StartOptions
-
     if running(found) is None:
         yield
         return
@@ -135,6 +133,8 @@ def paused(found: Agent, why: str = "") -> Iterator[None]:
     try:
         yield
     finally:
+        from lnk.prepare import StartOptions  # a start's preparation, only when one starts again
+
         start_agent(found.name, StartOptions(no_sandbox=spec is not None and spec.no_sandbox))
 
 
@@ -399,8 +399,8 @@ def use(
     """Switch the agent to another harness, asking first for anything it needs beyond the current one."""
     from link_plugin.harness import Needs
     from lnk.harness_settings import harness_settings
+    from lnk.harnesses import harness_of
     from lnk.known import DEFAULT_HARNESS
-    from lnk.prepare import harness_of
     from lnk.sandboxing import ask_needs
 
     found = agent(name)

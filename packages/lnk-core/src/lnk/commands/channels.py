@@ -12,7 +12,7 @@ from lnk.agents import DEFAULT_AGENT
 from lnk.commands.agent import paused
 from lnk.commands.common import AgentArg, agent, say
 from lnk.harness_settings import harness_settings
-from lnk.prepare import harness_of
+from lnk.harnesses import harness_of
 
 ChannelArg = Annotated[
     str, typer.Argument(help="The channel: telegram, slack, discord, whatsapp, signal, or lnk-<name> on PATH.")

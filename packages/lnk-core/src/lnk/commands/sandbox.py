@@ -15,7 +15,7 @@ from link_plugin.store import releases_linked
 from lnk import sandboxing
 from lnk.agents import DEFAULT_AGENT, all_agents
 from lnk.commands.common import JsonOpt, agent, emit, layout, out, say
-from lnk.prepare import harness_of
+from lnk.harnesses import harness_of
 from lnk.services import running
 from lnk.tooldefs import ToolDef, check_tool_name, find_tool, load_tools, remove_tool, save_tool
 
