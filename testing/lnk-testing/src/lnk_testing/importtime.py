@@ -15,12 +15,21 @@ from collections.abc import Mapping
 Imports = tuple[float, list[tuple[float, str]]]
 
 
-def imports(argv: list[str], env: Mapping[str, str], *, most: int = 4, tries: int = 3) -> Imports:
-    """(seconds all imports took, the `most` biggest top-level imports as (seconds, name)), best of `tries`."""
+def imports(
+    argv: list[str], env: Mapping[str, str], *, input: str | None = None, most: int = 4, tries: int = 3
+) -> Imports:
+    """(seconds all imports took, the `most` biggest top-level imports as (seconds, name)), best of
+    `tries`; `input`, if any, is the program's stdin."""
     best: Imports | None = None
     for _ in range(tries):
         done = subprocess.run(
-            [argv[0], "-X", "importtime", *argv[1:]], env=dict(env), capture_output=True, text=True, check=False
+            [argv[0], "-X", "importtime", *argv[1:]],
+            env=dict(env),
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         top: list[tuple[float, str]] = []
         for line in done.stderr.splitlines():
