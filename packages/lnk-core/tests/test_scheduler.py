@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from world import World, wait_until
 
 from link_conformance import Reply, ToolCall
+from link_conformance.provider import Recorded
 from link_plugin.scheduler import ENV_AGENTS, ENV_NARROWS
 from lnk.tooldefs import find_tool
 
@@ -95,16 +96,29 @@ def test_a_schedules_answer_reaches_the_owners_chat_and_schedules_are_listed_and
     assert "no schedule" in refused.stderr and "Traceback" not in refused.stderr
 
 
+SUBAGENTS_ANSWER = "The invoice is in work/."
+
+
+def _invoice_answer(request: Recorded) -> Reply:
+    """The model: the owner's ask starts a subagent, which answers its task; its parent says so,
+    then passes the subagent's answer on."""
+    last = request.json["messages"][-1]
+    if last.get("content") == "find the invoice":
+        return Reply(text=SUBAGENTS_ANSWER)
+    if last.get("content") == SUBAGENTS_ANSWER:
+        return Reply(text="Found it: the invoice is in work/.")
+    if last.get("role") == "tool":
+        return Reply(text="A subagent is on it.")
+    return Reply(tool_calls=[ToolCall("start_subagent", {"task": "find the invoice", "tools": []})])
+
+
 def test_a_subagent_is_told_its_parent_through_the_tool_bridge_and_answers_up(world: World) -> None:
     """The call's `_meta` crosses lnk's tool bridge: the subagent is narrowed to no tool at all, its
     answer is said in the conversation that started it, and that answer goes to its chat."""
     _connect(world, "work")
-    world.provider.script(
-        Reply(tool_calls=[ToolCall("start_subagent", {"task": "find the invoice", "tools": []})]),
-        Reply(text="A subagent is on it."),
-        Reply(text="The invoice is in work/."),
-        Reply(text="Found it: the invoice is in work/."),
-    )
+    # The subagent's turn may ask the model before its parent's turn does again: answered by what
+    # each request says, not by the order they come in.
+    world.provider.script(*[_invoice_answer] * 4)
     world.start("work")
     assert _said(world, "find my invoice") == "A subagent is on it."
     chat = world.root / "chat-work"
@@ -113,7 +127,7 @@ def test_a_subagent_is_told_its_parent_through_the_tool_bridge_and_answers_up(wo
     assert [json.loads(n.read_text()) for n in notices] == [
         {"chat": "owner", "text": "Found it: the invoice is in work/."}
     ]
-    up = world.provider.requests[-1]
+    up = next(r for r in world.provider.requests if r.json["messages"][-1].get("content") == SUBAGENTS_ANSWER)
     subagent = next(r for r in world.provider.requests if r.json["messages"][-1].get("content") == "find the invoice")
     assert subagent.tool_names == set()
-    assert up.json["messages"][-1] == {"role": "user", "content": "The invoice is in work/."}
+    assert up.json["messages"][-1] == {"role": "user", "content": SUBAGENTS_ANSWER}
