@@ -208,3 +208,8 @@ def test_a_plugins_tool_is_listed_from_its_release_and_its_server_starts_for_a_c
     error, said = asyncio.run(_call(tools[f"scheduler-{world.agent('work').id}"], "schedules", {}))
     assert not error, said
     assert _serving(world)  # a call starts it
+
+    answers = world.layout.config / "cache" / "answers"
+    assert list(answers.glob("*-tools-scheduler-*.json"))
+    world.lnk("agent", "delete", "work", "--yes")
+    assert not list(answers.glob("*-tools-*.json"))  # what its tools listed goes with the agent

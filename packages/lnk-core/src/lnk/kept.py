@@ -63,6 +63,12 @@ def keep(layout: Layout, executable: str, question: str, given: BaseModel) -> No
     )
 
 
+def forget(layout: Layout, question: str) -> None:
+    """Forget every answer kept to `question`, whichever plugin's (a tool's listing, as the tool goes)."""
+    for path in (layout.config / "cache" / "answers").glob(f"*-{question}.json"):
+        path.unlink(missing_ok=True)
+
+
 def answer(layout: Layout, executable: str, question: str, model: type[A], ask: Callable[[], A]) -> A:
     """The plugin's answer to `question` in this release: kept, or asked (by `ask`) and kept."""
     found = kept(layout, executable, question, model)

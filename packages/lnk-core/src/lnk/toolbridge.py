@@ -39,7 +39,7 @@ from link_plugin.model import Model
 from link_plugin.waits import within
 from lnk import kept
 from lnk.approvals import Approvals
-from lnk.tooldefs import ToolDef
+from lnk.tooldefs import ToolDef, listing_question
 
 Target = StdioServerParameters | str
 T = TypeVar("T")
@@ -58,7 +58,7 @@ class Listing:
     def __init__(self, layout: Layout, tool: ToolDef) -> None:
         self._layout = layout
         self._program = tool.argv[0]
-        self._question = f"tools-{tool.name}"
+        self._question = listing_question(tool.name)
         defined = json.dumps([tool.argv, tool.env, tool.cwd, tool.reads, tool.writes], sort_keys=True)
         self._defined = hashlib.sha256(defined.encode()).hexdigest()
 

@@ -16,6 +16,7 @@ from link_plugin.errors import LinkError
 from link_plugin.files import load_toml, save_toml
 from link_plugin.layout import Layout
 from link_plugin.model import Model
+from lnk import kept
 from lnk.known import reserved
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -79,7 +80,14 @@ def save_tool(layout: Layout, tool: ToolDef) -> None:
     save_toml(layout.config / "tools" / f"{tool.name}.toml", tool)
 
 
+def listing_question(name: str) -> str:
+    """What a tool lists is kept (lnk.kept) as the answer to this question: the tool bridge keeps it,
+    and it goes with the tool."""
+    return f"tools-{name}"
+
+
 def remove_tool(layout: Layout, name: str) -> bool:
+    kept.forget(layout, listing_question(name))
     path = layout.config / "tools" / f"{name}.toml"
     if not path.exists():
         return False
