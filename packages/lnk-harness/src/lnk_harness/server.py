@@ -31,6 +31,7 @@ from starlette.routing import Route
 
 from link_plugin import wire
 from link_plugin.bodies import SMALL, CappedBodies
+from lnk_harness import tools
 from lnk_harness.addresses import HEALTH_PATH
 from lnk_harness.agents import Agent
 from lnk_harness.conversation import folder_thread, parse_answer_id
@@ -220,9 +221,14 @@ class Harness:
     def app(self) -> CappedBodies:
         @asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            loading = None
+            if any(agent.turns.toolbox.addresses for agent in self.agents):
+                loading = asyncio.create_task(tools.load_client())  # about a second: not on the first turn's clock
             for agent in self.agents:
                 agent.turns.recover()
             yield
+            if loading is not None and not loading.done():
+                loading.cancel()
             await asyncio.gather(*(agent.turns.close() for agent in self.agents))
             await self.http.aclose()
 

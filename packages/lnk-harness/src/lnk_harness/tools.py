@@ -68,10 +68,12 @@ MAX_PAGES = 20
 
 
 _client_loaded = False
-"""Whether this process has loaded the MCP client: once, when a turn first needs a tool."""
+"""Whether this process has loaded the MCP client: once, from the start of a harness with tools."""
 
 
-async def _load_client() -> None:
+async def load_client() -> None:
+    """Load the MCP client off the event loop: a harness with tools starts loading it as it starts,
+    so the first turn (which waits for it at most `FIRST_LOAD_WAIT`) finds it loaded, or nearly."""
     global _client_loaded
     if not _client_loaded:
         await asyncio.to_thread(importlib.import_module, "mcp")  # off the event loop: it loads slowly
@@ -134,7 +136,7 @@ class Toolbox:
     async def open(self, server: str, read_timeout: float) -> Client:
         """A session to `server`, not yet entered, over that server's own HTTP client (one per
         server, so nothing one server sets, a cookie say, ever goes to another)."""
-        await _load_client()
+        await load_client()
         from mcp import Client
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
