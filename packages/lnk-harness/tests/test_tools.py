@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from conftest import MAIN
-from helpers import Harness, ask, events, say, settings_for, transcript
+from helpers import Harness, ask, events, say, settings_for, transcript, wait_until
 from listing import tools_listed
 from mcp_tools import BIG, ToolServers
 
@@ -135,6 +135,9 @@ def test_the_first_turn_after_a_start_is_offered_the_tools(
     """A question asked days later, after a restart, is the first turn: it needs memory's search."""
     settings = settings_for(tmp_path, MAIN, provider.url, tools={"memory": servers.address("memory")})
     with Harness([settings]) as harness:
+        # Its MCP client loads as it starts (a turn waits 3 s for it at most): a person's first
+        # message comes later than that; on a loaded machine, the load can take longer.
+        wait_until(lambda: "the MCP client is loaded" in harness.output(), 60, "the MCP client loaded")
         provider.script(Reply(tool_calls=[ToolCall("search", {"query": "lease"})]), Reply(text="March."))
         assert say(harness, "when does my lease end?", "kit:first") == (200, "March.")
         assert servers.called("search")[-1] == {"query": "lease"}  # offered on the first turn, and called

@@ -78,6 +78,7 @@ async def load_client() -> None:
     if not _client_loaded:
         await asyncio.to_thread(importlib.import_module, "mcp")  # off the event loop: it loads slowly
         _client_loaded = True
+        log.info("the MCP client is loaded: the agent's tools can be listed")
 
 
 @dataclass(frozen=True)
