@@ -84,3 +84,13 @@ def provider_of(model: str) -> str:
         f"lnk can't tell which provider serves the model {model!r}.",
         "Name one of theirs (claude-sonnet-5-5, gpt-6-luna, openrouter/auto), or local/<name> for a local server.",
     )
+
+
+def no_model(agent: str) -> LinkError:
+    """What an agent without a model is told, by lnk at its start or by a harness's adapter: the
+    two ways to give it one."""
+    return LinkError(
+        f"{agent} has no model yet.",
+        f"Give it a key (`lnk agent keys set anthropic {agent}`, or openai, openrouter) and start it again,"
+        " or start it with --model local/<name> for a model served on this machine.",
+    )
