@@ -27,14 +27,6 @@ def default_model(keys: KeyStore) -> str | None:
     return next((p.default_model for p in PROVIDERS.values() if p.name in held), None)
 
 
-def no_model(agent: str) -> LinkError:
-    return LinkError(
-        f"{agent} has no model yet.",
-        f"Give it a key (`lnk agent keys set anthropic {agent}`, or openai, openrouter) and start it again,"
-        " or start it with --model local/<name> for a model served on this machine.",
-    )
-
-
 def keys_wired(settings: AgentSettings) -> bool:
     """Whether the proxy (or lnk's gateway) adds the agent's model key: Link's default, unless the
     owner said otherwise (`lnk agent keys wire`)."""

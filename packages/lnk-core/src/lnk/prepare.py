@@ -31,6 +31,7 @@ from pathlib import Path
 from link_plugin.channel import EndpointRef
 from link_plugin.errors import LinkError
 from link_plugin.harness import ENV_MEMORY, ENV_TOOLS, Description, Endpoint, ModelRef, Needs
+from link_plugin.providers import no_model
 from link_plugin.sandbox import PROXY_PORT, TOOLS_PATH, SandboxRequest, tool_url
 from link_plugin.wire import new_endpoint_key
 from lnk import __version__, memory, scheduler
@@ -39,7 +40,7 @@ from lnk.channels import ChannelEntry
 from lnk.harness_settings import harness_settings, model_ref
 from lnk.harness_setup import install_once, set_up
 from lnk.harnesses import Harness, harness_of
-from lnk.models import check_model, default_model, held_key, keys_wired, loopback_port, no_model
+from lnk.models import check_model, default_model, held_key, keys_wired, loopback_port
 from lnk.ports import check_free, choose_block
 from lnk.runstate import Mode, RunSpec
 from lnk.sandbox_choice import check_allowed, choose_sandbox
