@@ -71,3 +71,12 @@ def test_an_unchanged_configure_does_nothing_and_an_edited_config_is_written_aga
     path.write_text(yaml.safe_dump(edited))
     assert "nothing to do" not in _configure(settings)["detail"]
     assert _config(tmp_path)["model"]["base_url"] == "http://127.0.0.1:20402/openai/v1"
+
+
+def test_an_agent_without_a_model_is_told_how_to_give_it_one(tmp_path: Path) -> None:
+    settings = write_settings(tmp_path)
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "model": None}))
+    env = {**os.environ, "LNK_PORT": str(PORT), "LNK_SETTINGS": str(settings)}
+    done = subprocess.run(["lnk-hermes", "configure"], env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "main has no model yet" in done.stderr and "lnk agent keys set anthropic main" in done.stderr

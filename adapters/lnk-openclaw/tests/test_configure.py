@@ -103,3 +103,12 @@ def test_openclaw_itself_takes_the_config_written(installed: Path, tmp_path: Pat
         node.command(entry, "config", "validate"), env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert done.returncode == 0 and "Config valid" in done.stdout, done.stdout + done.stderr
+
+
+def test_an_agent_without_a_model_is_told_how_to_give_it_one(tmp_path: Path) -> None:
+    settings = write_settings(tmp_path)
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "model": None}))
+    env = {**os.environ, "LNK_PORT": str(PORT), "LNK_SETTINGS": str(settings)}
+    done = subprocess.run(["lnk-openclaw", "configure"], env=env, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "main has no model yet" in done.stderr and "lnk agent keys set anthropic main" in done.stderr

@@ -34,6 +34,7 @@ from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
 from link_plugin.fronted import upstream_port
 from link_plugin.harness import HarnessSettings
+from link_plugin.providers import no_model
 from lnk_hermes import __version__, release
 
 STATE = "hermes"
@@ -49,7 +50,7 @@ def hermes_home(home: Path) -> Path:
 
 def _config(settings: HarnessSettings, current: dict[str, Any], added: list[str]) -> tuple[dict[str, Any], list[str]]:
     if settings.model is None:
-        raise LinkError("The agent has no model, so Hermes has nothing to answer with.", "Set one: lnk agent model.")
+        raise no_model(settings.agent.name)
     config = dict(current)
     model = current.get("model")
     config["model"] = {

@@ -37,6 +37,7 @@ from link_plugin.errors import LinkError
 from link_plugin.files import write_atomic
 from link_plugin.fronted import upstream_port
 from link_plugin.harness import HarnessSettings
+from link_plugin.providers import no_model
 from lnk_openclaw import __version__, release
 
 STATE = "openclaw"
@@ -69,7 +70,7 @@ def _config(
 ) -> dict[str, Any]:
     model = settings.model
     if model is None:
-        raise LinkError("The agent has no model, so OpenClaw has nothing to answer with.", "Set one: lnk agent model.")
+        raise no_model(settings.agent.name)
     folder = state(home)
     config = dict(current)
     gateway = _section(current, "gateway")
