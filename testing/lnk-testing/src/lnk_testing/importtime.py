@@ -5,6 +5,11 @@ benchmarks that keep a program's start lean (lnk-core's `imports`, link-plugin's
 
 `total` is the sum of the top-level imports (each with all it imported), `biggest` the largest of
 them, in seconds: a new import on a hot path shows here before it shows in a start.
+
+`loaded` names every module a program imported, for a test that keeps a library off a command's
+path (a channel's `describe` answers without its service's library):
+
+    assert "slack_sdk" not in loaded([sys.executable, shutil.which("lnk-slack"), "describe"])
 """
 
 from __future__ import annotations
@@ -13,6 +18,21 @@ import subprocess
 from collections.abc import Mapping
 
 Imports = tuple[float, list[tuple[float, str]]]
+
+
+def loaded(argv: list[str], env: Mapping[str, str] | None = None) -> set[str]:
+    """Every module (top-level or not, by its full name) the program imported before it exited;
+    it must exit 0, or this fails with what it said."""
+    done = subprocess.run(
+        [argv[0], "-X", "importtime", *argv[1:]],
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
 
 
 def imports(
