@@ -22,8 +22,6 @@ from link_plugin.bridge.retry import Interrupted, RetryLater
 
 ENV_API = "LNK_SLACK_API"
 DEFAULT_API = "https://slack.com/api/"
-HOSTS = ["slack.com", "wss-primary.slack.com", "wss-backup.slack.com"]
-"""The Web API, and where Socket Mode connects."""
 LIMIT = 4000
 """The longest message Slack recommends (it takes up to 40,000, truncated)."""
 TIMEOUT = 15

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -30,14 +29,14 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from link_plugin.bridge.pairing import EXPIRES, Pairing, PairingCode
-from link_plugin.bridge.tokens import Token, read_tokens
+from link_plugin.bridge.tokens import read_tokens
 from link_plugin.channel import Connected
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
 from link_plugin.waits import within
 from lnk_slack.api import error, socket_client, web_client
 from lnk_slack.messages import escape, read
-from lnk_slack.section import APP_SECRET, BOT_SECRET, Section, identity
+from lnk_slack.section import APP_SECRET, APP_TOKEN, BOT_SECRET, BOT_TOKEN, Section, identity
 
 SCOPES = ["app_mentions:read", "chat:write", "im:history", "reactions:write"]
 """The bot's scopes, and what each is for: its mentions in a channel, posting and editing answers,
@@ -47,25 +46,6 @@ HELLO = 15.0
 """Seconds to wait for Slack's `hello` once connected."""
 LISTEN = 10.0
 """Seconds between looks at the clock while waiting for the code."""
-
-APP_TOKEN = Token(
-    APP_SECRET,
-    "App-level token (xapp-..., with connections:write)",
-    re.compile(r"xapp-[0-9A-Za-z-]{10,}"),
-    LinkError(
-        "that doesn't look like a Slack app-level token (it starts with xapp-)",
-        "In the app's Basic Information, App-Level Tokens, generate one with the scope connections:write.",
-    ),
-)
-BOT_TOKEN = Token(
-    BOT_SECRET,
-    "Bot token (xoxb-..., Bot User OAuth Token)",
-    re.compile(r"xoxb-[0-9A-Za-z-]{10,}"),
-    LinkError(
-        "that doesn't look like a Slack bot token (it starts with xoxb-)",
-        "Install the app to your workspace, then copy OAuth & Permissions, Bot User OAuth Token.",
-    ),
-)
 
 
 def manifest(agent: str | None) -> dict[str, Any]:

@@ -1,12 +1,37 @@
-"""The channel's section in the agent's settings: the paired owner and the app, no secrets."""
+"""The channel's section in the agent's settings: the paired owner and the app, no secrets; and the
+two tokens `connect` asks for, which `describe` names without Slack's library loaded."""
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel
+
+from link_plugin.bridge.tokens import Token
+from link_plugin.errors import LinkError
 
 APP_SECRET = "app-token"
 BOT_SECRET = "bot-token"
 TITLE = "Slack"
+
+APP_TOKEN = Token(
+    APP_SECRET,
+    "App-level token (xapp-..., with connections:write)",
+    re.compile(r"xapp-[0-9A-Za-z-]{10,}"),
+    LinkError(
+        "that doesn't look like a Slack app-level token (it starts with xapp-)",
+        "In the app's Basic Information, App-Level Tokens, generate one with the scope connections:write.",
+    ),
+)
+BOT_TOKEN = Token(
+    BOT_SECRET,
+    "Bot token (xoxb-..., Bot User OAuth Token)",
+    re.compile(r"xoxb-[0-9A-Za-z-]{10,}"),
+    LinkError(
+        "that doesn't look like a Slack bot token (it starts with xoxb-)",
+        "Install the app to your workspace, then copy OAuth & Permissions, Bot User OAuth Token.",
+    ),
+)
 
 
 class Section(BaseModel):
