@@ -30,7 +30,6 @@ from discord.gateway import DiscordWebSocket
 from link_plugin.bridge.retry import Interrupted, RetryLater
 
 ENV_API = "LNK_DISCORD_API"
-HOSTS = ["discord.com", "gateway.discord.gg"]
 LIMIT = 2000
 """Discord's longest message."""
 PATIENCE = 60.0

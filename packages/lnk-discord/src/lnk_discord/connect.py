@@ -12,7 +12,6 @@ is told so.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -21,29 +20,19 @@ import aiohttp
 import discord
 
 from link_plugin.bridge.pairing import EXPIRES, Pairing, PairingCode
-from link_plugin.bridge.tokens import Token, read_tokens
+from link_plugin.bridge.tokens import read_tokens
 from link_plugin.channel import Connected
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
 from link_plugin.waits import within
 from lnk_discord.api import Gateway, find_gateway
 from lnk_discord.messages import read
-from lnk_discord.section import SECRET, Section, identity
+from lnk_discord.section import BOT_TOKEN, SECRET, Section, identity
 
 LISTEN = 10.0
 """Seconds between looks at the clock while waiting for the code."""
 PERMISSIONS = 1024 + 2048 + 64 + 65536
 """What the bot needs in a server: view channels, send messages, add reactions, read message history."""
-
-BOT_TOKEN = Token(
-    SECRET,
-    "Bot token (from the Discord Developer Portal)",
-    re.compile(r"[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{20,}"),
-    LinkError(
-        "that doesn't look like a Discord bot token (three parts, joined by dots)",
-        "Copy it again: Discord Developer Portal, your application, Bot, Reset Token.",
-    ),
-)
 
 
 class _Pairing(Gateway):
