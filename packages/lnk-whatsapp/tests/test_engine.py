@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lnk_whatsapp.engine import DEVICE
 from lnk_whatsapp.protocol import Event, Reply, Request, line, parse
+from lnk_whatsapp.section import DEVICE
 
 offline = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap (bwrap) makes the engine a network of its own; it isn't here"

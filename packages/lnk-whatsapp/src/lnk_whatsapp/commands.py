@@ -1,5 +1,5 @@
-"""The `lnk-whatsapp` executable: the channel's commands, and `engine`, the process that speaks
-WhatsApp for them."""
+"""`lnk-whatsapp`'s typer app: the channel's commands, and `engine`, the process that speaks
+WhatsApp for them. `cli.main` makes it only for what it doesn't answer at once."""
 
 from __future__ import annotations
 
@@ -26,7 +26,3 @@ def app() -> typer.Typer:
         raise typer.Exit(serve(folder))
 
     return made
-
-
-def main() -> None:
-    app()()

@@ -34,11 +34,10 @@ from typing import IO, Any
 
 from link_plugin.backoff import Backoff
 from lnk_whatsapp.protocol import Event, Message, Reply, Request, line
+from lnk_whatsapp.section import DEVICE
 from lnk_whatsapp.sent import FILE as SENT
 from lnk_whatsapp.sent import SentNotes
 
-DEVICE = "device.sqlite3"
-"""The linked device's keys and sessions, in the channel's folder."""
 QUOTABLE = 256
 """Messages received that a reply can still quote (WhatsApp shows the quoted text from the message)."""
 OWN = 1024

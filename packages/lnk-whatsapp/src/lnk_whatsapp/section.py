@@ -12,6 +12,8 @@ from link_plugin.errors import LinkError
 TITLE = "WhatsApp"
 SERVER = "s.whatsapp.net"
 """Where a phone number's chat is: `<number>@s.whatsapp.net`."""
+DEVICE = "device.sqlite3"
+"""The linked device's keys and sessions, in the channel's folder (the engine's, and what a move carries)."""
 
 
 class Section(BaseModel):
