@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from link_plugin.calls import PluginProgram
 from link_plugin.channel import ChannelState, Describe
 from link_plugin.contract import Kind
 from link_plugin.harness import Done
+from lnk_testing.importtime import loaded
 
 
 def test_contract_names_the_plugin() -> None:
@@ -32,3 +34,13 @@ def test_a_move_carries_the_device_and_disconnect_forgets_it(tmp_path: Path) -> 
     done = program.ask_as(Done, Kind.CHANNEL, "disconnect", env=env)
     assert done.ok and "Linked devices" in (done.detail or "")
     assert not (tmp_path / "device").exists(), "the device's keys are gone from this machine"
+
+
+def test_contract_describe_and_state_answer_without_the_services_library() -> None:
+    """Link asks these whenever it lists, describes or moves the channel: they answer without
+    typer, asyncio, httpx or signal-cli's client, which `connect`, `link`, the bridge and
+    `cli` load."""
+    heavy = {"typer", "asyncio", "httpx", "segno", "lnk_signal.rpc"}
+    program = [sys.executable, PluginProgram("lnk-signal").path or "lnk-signal"]
+    for command in ("contract", "describe", "state"):
+        assert not heavy & loaded([*program, command]), command

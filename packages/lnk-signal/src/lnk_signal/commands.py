@@ -1,5 +1,6 @@
-"""The `lnk-signal` executable: the channel contract's commands, and `cli`, which installs and links
-signal-cli for Link's own bridge or for a harness that speaks Signal itself.
+"""`lnk-signal`'s typer app, which `cli.main` makes for what it doesn't answer at once: the channel
+contract's commands, and `cli`, which installs and links signal-cli for Link's own bridge or for
+a harness that speaks Signal itself.
 
     lnk-signal cli install [--into <folder>]   the pinned signal-cli and Java, checked, in <folder>
     lnk-signal cli link [--into <folder>]      link it there as a device (a QR code in the terminal)
@@ -56,7 +57,3 @@ def install_command(into: Into = None) -> None:
 @cli.command("link", help="Link signal-cli as a device of your Signal account (installing it first).")
 def link_command(into: Into = None) -> None:
     _answer(lambda target: linked(target, ChannelContext().agent or "main"), into)
-
-
-def main() -> None:
-    app()

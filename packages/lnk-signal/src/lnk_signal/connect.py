@@ -22,9 +22,9 @@ from link_plugin.channel import Connected
 from link_plugin.errors import LinkError
 from link_plugin.plugin import say
 from lnk_signal.link import link
-from lnk_signal.program import DEVICE, MANUAL, ensure
+from lnk_signal.program import MANUAL, ensure
 from lnk_signal.rpc import Gone, RpcError, running
-from lnk_signal.section import Section, identity
+from lnk_signal.section import DEVICE, Section, identity
 
 NUMBER = re.compile(r"\+[1-9][0-9]{6,14}")
 """A phone number as Signal knows it: + and the country code, then the number (E.164)."""

@@ -1,8 +1,10 @@
-"""lnk-signal as a channel plugin: describe, connect, bridge, link, state, disconnect."""
+"""lnk-signal as a channel plugin: describe, connect, bridge, link, state, disconnect.
+
+signal-cli's install, its JSON-RPC client and the bridge are loaded by the commands that use them
+(`connect`, `bridge`, `link`): `contract`, `describe`, `state` and `disconnect` answer without."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 
@@ -10,10 +12,8 @@ from link_plugin.channel import BridgeSpec, ChannelState, Connected, Describe
 from link_plugin.errors import LinkError
 from link_plugin.harness import Done
 from link_plugin.plugin import ChannelContext, ChannelPlugin, say
-from lnk_signal import __version__, connect
-from lnk_signal.bridge import SignalBridge
-from lnk_signal.link import link
-from lnk_signal.program import DEVICE, ensure
+from lnk_signal import __version__
+from lnk_signal.section import DEVICE
 
 HOSTS = [
     "chat.signal.org",
@@ -38,6 +38,11 @@ def home(ctx: ChannelContext) -> Path:
 
 def linked(into: Path, agent: str) -> Done:
     """signal-cli installed in `into` and linked there as a device; the account in the answer."""
+    import asyncio
+
+    from lnk_signal.link import link
+    from lnk_signal.program import ensure
+
     account = asyncio.run(link(ensure(into, say), into, f"Link ({agent})", say))
     return Done(ok=True, detail=account)
 
@@ -51,9 +56,13 @@ class Signal(ChannelPlugin):
 
     def connect(self, ctx: ChannelContext, token_stdin: bool) -> Connected:
         """`token_stdin`: the owner's number comes on stdin rather than typed."""
+        from lnk_signal import connect
+
         return connect.run(home(ctx), ctx.agent or "main", token_stdin, ctx.taken)
 
     async def bridge(self, spec: BridgeSpec) -> None:
+        from lnk_signal.bridge import SignalBridge
+
         await SignalBridge(spec).run()
 
     def link(self, ctx: ChannelContext) -> Done:

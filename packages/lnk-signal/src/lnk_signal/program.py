@@ -28,10 +28,9 @@ from urllib.parse import urlsplit
 
 from link_plugin.errors import LinkError
 from lnk_signal.install import Say, folder, install, installed
+from lnk_signal.section import DEVICE
 
 ENV_PROGRAM = "LNK_SIGNAL_CLI"
-DEVICE = "device"
-"""signal-cli's `--config` folder in the channel's folder: the linked device's keys."""
 MANUAL = "--receive-mode=manual"
 """A signal-cli run for a few requests (linking, a look-up) receives nothing: what comes waits
 for the bridge's."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 TITLE = "Signal"
+DEVICE = "device"
+"""signal-cli's `--config` folder in the channel's folder: the linked device's keys, what a move carries."""
 
 
 class Section(BaseModel):
