@@ -1,4 +1,5 @@
-"""`lnk-qmd`: the memory engine contract, the session Link runs, and QMD itself as installed."""
+"""`lnk-qmd`'s typer app, which `cli.main` makes for what it doesn't answer at once: the memory
+engine contract, the session Link runs, and QMD itself as installed."""
 
 from __future__ import annotations
 
@@ -49,7 +50,3 @@ def qmd(
         print(json.dumps({"argv": runtime.qmd(*ctx.args), "env": environment(state)}))
         return
     raise typer.Exit(subprocess.call(runtime.qmd(*ctx.args), env=environment(state)))
-
-
-def main() -> None:
-    app()
