@@ -8,7 +8,6 @@ from lnk_e2e.machine import Machine
 from lnk_e2e.model import Model
 from lnk_e2e.pairing import Pairing
 from lnk_e2e.phone import Phone
-from lnk_e2e.waiting import wait_for
 from lnk_testing.telegram import TOKEN, FakeTelegram
 
 
@@ -20,7 +19,9 @@ def test_the_owner_pairs_and_a_stranger_is_ignored(
     section = machine.settings(AGENT)["channels"]["telegram"]["section"]
     assert section["owner"] == OWNER.id
     assert TOKEN not in machine.settings_file(AGENT).read_text()  # the token is kept with the keys
-    wait_for(lambda: machine.status(AGENT)["channels"]["telegram"]["bridge"] == "running", 30, "the bridge running")
+    machine.status_when(
+        AGENT, lambda status: status["channels"]["telegram"]["bridge"] == "running", 30, "the bridge running"
+    )
 
     asked = len(model.requests)
     stranger.send(paired.code)  # the code that paired the owner pairs nobody else

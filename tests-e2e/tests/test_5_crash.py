@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from conftest import AGENT, OWNER
@@ -54,11 +55,11 @@ def test_a_harness_killed_mid_answer_comes_back_and_the_answer_arrives_once(
     wait_for(partly_shown, 30, "the story's first words on the phone")
     os.kill(harness.pid, signal.SIGKILL)
 
-    def restarted() -> bool:
-        process = machine.status(AGENT)["process"]
+    def restarted(status: dict[str, Any]) -> bool:
+        process = status["process"]
         return bool(process["restarts"] > before["restarts"] and process["state"] == "running")
 
-    wait_for(restarted, 60, "the supervisor starting the harness again")
+    machine.status_when(AGENT, restarted, 60, "the supervisor starting the harness again")
     owner.wait_for_message(STORY, timeout=90)
     outbox = machine.folder(AGENT) / "chats" / f"telegram:{OWNER.id}" / "outbox"
     wait_for(lambda: not any(outbox.glob("*")), 30, "the bridge confirming the recovered answer")

@@ -56,7 +56,9 @@ def connect(machine: Machine, channel: str, tokens: list[str], send: Callable[[s
 
 
 def carrying(machine: Machine, channel: str) -> None:
-    wait_for(lambda: machine.status(AGENT)["channels"][channel]["bridge"] == "running", 60, f"the {channel} bridge")
+    machine.status_when(
+        AGENT, lambda status: status["channels"][channel]["bridge"] == "running", 60, f"the {channel} bridge"
+    )
 
 
 def ask(model: Model, send: Callable[[], object], shown: Callable[[str], bool], calls: int) -> str:

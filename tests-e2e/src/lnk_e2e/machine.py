@@ -11,7 +11,9 @@ import json
 import os
 import signal
 import subprocess
+import time
 import tomllib
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -19,10 +21,13 @@ from typing import Any
 from lnk_e2e import processes
 from lnk_e2e.processes import Process
 from lnk_e2e.release import Release
+from lnk_e2e.waiting import wait_for
 
 KEPT = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """What of the tests' environment a person's shell has too; the rest (the dev environment's PATH,
 its virtual environment) stays out. pip's own settings (PIP_*) are kept: lnk installs with pip."""
+UNCHANGED = 5.0
+"""Seconds `status_when` lets pass without asking `status` again while the run folder stays as it was."""
 
 
 class Machine:
@@ -96,6 +101,37 @@ class Machine:
     def status(self, agent: str) -> dict[str, Any]:
         found: dict[str, Any] = json.loads(self.lnk("agent", "status", agent, "--json").stdout)
         return found
+
+    def status_when(
+        self, agent: str, holds: Callable[[dict[str, Any]], bool], timeout: float, what: str
+    ) -> dict[str, Any]:
+        """`lnk agent status AGENT --json` once `holds` is true of it, as a person would run it again
+        until it is. A run of `status` costs a second of CPU on a busy machine, and what it says of
+        the running services (the harness's and each bridge's state) is what the supervisor writes
+        in the agent's run folder: so it is asked again as soon as a file there changed, and every
+        `UNCHANGED` seconds all the same (a process may end without writing), not every 50 ms."""
+        run = self.config / "agents" / ".run" / self.settings(agent)["id"]
+        seen: tuple[tuple[str, int, int, int], ...] | None = None
+        asked = 0.0
+
+        def files() -> tuple[tuple[str, int, int, int], ...]:
+            found = []
+            for path in sorted(run.glob("*.json")):  # spec.json and each part's state-*.json
+                with suppress(FileNotFoundError):  # replaced as we look: the next look sees it
+                    stat = path.stat()
+                    found.append((path.name, stat.st_ino, stat.st_mtime_ns, stat.st_size))
+            return tuple(found)
+
+        def answer() -> dict[str, Any] | None:
+            nonlocal seen, asked
+            now = files()
+            if now == seen and time.monotonic() - asked < UNCHANGED:
+                return None
+            seen, asked = now, time.monotonic()
+            status = self.status(agent)
+            return status if holds(status) else None
+
+        return wait_for(answer, timeout, what)
 
     # --- what Link keeps -----------------------------------------------------------------------
 

@@ -9,9 +9,9 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def wait_for(condition: Callable[[], T], timeout: float, what: str | Callable[[], str]) -> T:
-    """Poll `condition` every 50 ms until it gives something true; fail saying `what` didn't happen
-    (a function gives it as things are then)."""
+def wait_for(condition: Callable[[], T | None], timeout: float, what: str | Callable[[], str]) -> T:
+    """Poll `condition` every 50 ms until it gives something true (and so not None); fail saying
+    `what` didn't happen (a function gives it as things are then)."""
     deadline = time.monotonic() + timeout
     while True:
         found = condition()
