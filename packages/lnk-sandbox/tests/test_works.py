@@ -7,14 +7,17 @@ import json
 import os
 import socket
 import sys
+import sysconfig
 import threading
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from conftest import MAIN_ID
 from helpers import Internet, Link, Ran, ToolBridge, Website, free_port
+from lnk_sandbox.policy import interpreter_paths
 
 from link_conformance.provider import StandInProvider
 from link_plugin.errors import LinkError
@@ -342,3 +345,12 @@ def test_a_tool_holds_its_owners_agents_together_never_another_owners(link: Link
         link.sh(f"ls {theirs}", mode="tool", harness=None, reads=[str(theirs)])
     with pytest.raises(LinkError, match="another agent's folder"):
         link.sh(f"ls {other}", reads=[str(other)])
+
+
+def test_the_interpreters_shared_library_is_the_one_its_build_names() -> None:
+    """What the relay's Python needs is found from what this process loaded: the same paths its
+    build's configuration gives."""
+    expected = [Path(sys.executable).resolve(), Path(os.__file__).resolve().parent]
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        expected.append((Path(sysconfig.get_config_var("LIBDIR")) / sysconfig.get_config_var("INSTSONAME")).resolve())
+    assert interpreter_paths() == expected

@@ -15,7 +15,6 @@ import functools
 import marshal
 import os
 import sys
-import sysconfig
 from collections.abc import Iterable, Mapping
 from importlib.machinery import SourceFileLoader
 from importlib.util import MAGIC_NUMBER
@@ -97,11 +96,34 @@ class Policy(NamedTuple):
 def interpreter_paths() -> list[Path]:
     """What running this Python needs beyond the system: its program, standard library, shared library."""
     paths = [Path(sys.executable).resolve(), Path(os.__file__).resolve().parent]
-    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
-        shared = Path(str(sysconfig.get_config_var("LIBDIR"))) / str(sysconfig.get_config_var("INSTSONAME"))
-        if shared.exists():
-            paths.append(shared.resolve())
+    shared = _shared_library()
+    if shared is not None:
+        paths.append(shared)
     return paths
+
+
+def _shared_library() -> Path | None:
+    """This Python's shared library (None: it is built without one). On Linux, the one this process
+    has loaded, as `/proc/self/maps` names it (resolved): asking `sysconfig` loads the build's whole
+    configuration, a millisecond of every start. Elsewhere, where the build put it."""
+    try:
+        with open("/proc/self/maps") as maps:
+            mapped = maps.read()
+    except OSError:
+        import sysconfig
+
+        if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
+            return None
+        shared = Path(str(sysconfig.get_config_var("LIBDIR"))) / str(sysconfig.get_config_var("INSTSONAME"))
+        return shared.resolve() if shared.exists() else None
+    name = f"libpython{sys.version_info.major}.{sys.version_info.minor}"
+    for line in mapped.splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5].startswith("/") and os.path.basename(fields[5]).startswith(name):
+            # One replaced since it was loaded is named "(deleted)": the relay loads the new one.
+            path = fields[5].removesuffix(" (deleted)")
+            return Path(path) if os.path.exists(path) else None
+    return None
 
 
 def interpreter() -> str:
