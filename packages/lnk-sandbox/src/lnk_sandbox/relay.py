@@ -21,12 +21,13 @@ Everything is bound before the command starts, so the command never finds a rela
 
 from __future__ import annotations
 
-# Only modules built into the interpreter (and os): the relay starts at every sandbox's start, and a
-# module written in Python (socket's, signal's, json, threading, contextlib) costs its import there.
+# Only modules built into the interpreter: the relay starts at every sandbox's start, and a module
+# written in Python (socket's, signal's, json, threading, contextlib, even os, which `posix` is
+# without its Python layer) costs its import there.
 import _socket
 import _thread
 import fcntl
-import os
+import posix
 import select
 import sys
 import time
@@ -116,7 +117,7 @@ class Splicer:
 
     def __init__(self) -> None:
         self._epoll = select.epoll()
-        self._wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._wake = posix.eventfd(0, posix.EFD_NONBLOCK | posix.EFD_CLOEXEC)
         self._epoll.register(self._wake, select.EPOLLIN)
         self._asked: list[tuple[Pair, bool]] = []
         """Pairs to join (True) or end (False), asked from any thread; list.append and pop are atomic."""
@@ -172,12 +173,12 @@ class Splicer:
         settled = _thread.allocate_lock()
         settled.acquire()
         self._settling.append(settled)
-        os.eventfd_write(self._wake, 1)
+        posix.eventfd_write(self._wake, 1)
         settled.acquire(timeout=timeout)
 
     def _ask(self, pair: Pair, joining: bool) -> None:
         self._asked.append((pair, joining))
-        os.eventfd_write(self._wake, 1)
+        posix.eventfd_write(self._wake, 1)
 
     def _run(self) -> None:
         while True:
@@ -214,7 +215,7 @@ class Splicer:
 
     def _answer(self) -> None:
         with _ignored(BlockingIOError):
-            os.eventfd_read(self._wake)
+            posix.eventfd_read(self._wake)
         while self._asked:
             pair, joining = self._asked.pop(0)
             if not joining:
@@ -231,7 +232,7 @@ class Splicer:
         """Read what the source has, up to a pipe's worth, and pass on as much as the target takes."""
         way.pipe = way.pipe or self._lend()
         try:
-            count = os.splice(way.source.fileno(), way.pipe[1], PIPE_SIZE, flags=os.SPLICE_F_NONBLOCK)
+            count = posix.splice(way.source.fileno(), way.pipe[1], PIPE_SIZE, flags=posix.SPLICE_F_NONBLOCK)
         except BlockingIOError:
             count = -1
         if count == 0:
@@ -245,7 +246,7 @@ class Splicer:
         assert way.pipe is not None
         while way.held:
             try:
-                way.held -= os.splice(way.pipe[0], way.target.fileno(), way.held, flags=os.SPLICE_F_NONBLOCK)
+                way.held -= posix.splice(way.pipe[0], way.target.fileno(), way.held, flags=posix.SPLICE_F_NONBLOCK)
             except BlockingIOError:
                 return
         self._give_back(way.pipe)
@@ -288,7 +289,7 @@ class Splicer:
             if way.pipe is not None:
                 # Still holding bytes: a pipe is lent again only empty.
                 for end in way.pipe:
-                    os.close(end)
+                    posix.close(end)
                 way.pipe = None
             way.source.close()
         if pair.ended is not None:
@@ -297,7 +298,7 @@ class Splicer:
     def _lend(self) -> tuple[int, int]:
         if self._spare:
             return self._spare.pop()
-        read, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        read, write = posix.pipe2(posix.O_NONBLOCK | posix.O_CLOEXEC)
         with _ignored(OSError):  # a user past their pipe allowance gets the default size
             fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
         return read, write
@@ -307,7 +308,7 @@ class Splicer:
             self._spare.append(pipe)
             return
         for end in pipe:
-            os.close(end)
+            posix.close(end)
 
 
 def _serve(listener: _socket.socket, connect: tuple[int, str | tuple[str, int]], splicer: Splicer) -> None:
@@ -348,7 +349,7 @@ def listen(port: int, target: str, splicer: Splicer) -> None:
 
 def accept(fd: int, port: int, splicer: Splicer) -> None:
     """Take connections on the listening socket `fd` and pass each on to `port` of the loopback."""
-    os.set_inheritable(fd, False)  # now, before the command starts: it never holds this machine's socket
+    posix.set_inheritable(fd, False)  # now, before the command starts: it never holds this machine's socket
     listener = _socket.socket(fileno=fd)
     _thread.start_new_thread(_serve, (listener, (_socket.AF_INET, ("127.0.0.1", port)), splicer))
 
@@ -366,21 +367,21 @@ def main(args: list[str]) -> None:
             accept(int(first), int(second), splicer)
     argv = args[at + 1 :]
     # A signal wakes the loop: the command's end (SIGCHLD) is seen at once, between two splices.
-    woken, wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    woken, wake = posix.pipe2(posix.O_NONBLOCK | posix.O_CLOEXEC)
     _signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
-    splicer.watch(woken, lambda: os.read(woken, 512))
+    splicer.watch(woken, lambda: posix.read(woken, 512))
     _signal.signal(_signal.SIGCHLD, lambda _number, _frame: None)  # caught, so that it wakes the loop
     try:
         # Python ignores SIGPIPE and SIGXFSZ for itself: the command gets them as any program does
         # (a signal this process catches is at its default in the command, as exec leaves it).
-        child = os.posix_spawnp(argv[0], argv, os.environ, setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ))
+        child = posix.posix_spawnp(argv[0], argv, posix.environ, setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ))
     except OSError as exc:
         print(f"lnk-sandbox: can't run {argv[0]}: {exc.strerror}", file=sys.stderr, flush=True)
-        os._exit(127 if isinstance(exc, FileNotFoundError) else 126)
+        posix._exit(127 if isinstance(exc, FileNotFoundError) else 126)
 
     def passed_on(number: int, _frame: object) -> None:
         with _ignored(OSError):
-            os.kill(child, number)
+            posix.kill(child, number)
 
     for number in FORWARDED:
         _signal.signal(number, passed_on)
@@ -389,35 +390,35 @@ def main(args: list[str]) -> None:
     _end_the_rest(splicer)
     splicer.settle(SETTLE)
     sys.stdout.flush()
-    os._exit(code if code >= 0 else 128 - code)
+    posix._exit(code if code >= 0 else 128 - code)
 
 
 def _reaped(child: int) -> int | None:
     """Reap whatever ended (the sandbox's PID 1 inherits every orphan); the command's exit code once it ended."""
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status = posix.waitpid(-1, posix.WNOHANG)
         except ChildProcessError:
             return None
         if pid == 0:
             return None
         if pid == child:
-            return os.waitstatus_to_exitcode(status)
+            return posix.waitstatus_to_exitcode(status)
 
 
 def _end_the_rest(splicer: Splicer) -> None:
     """Ask every other process of the sandbox to end, and reap them, for up to GRACE seconds, passing
     on what they write meanwhile."""
-    if os.getpid() != 1:
+    if posix.getpid() != 1:
         return  # only the sandbox's PID 1 may signal everything it sees: that is the sandbox alone
     try:
-        os.kill(-1, _signal.SIGTERM)
+        posix.kill(-1, _signal.SIGTERM)
     except ProcessLookupError:
         return  # nothing was left
     deadline = time.monotonic() + GRACE
     while time.monotonic() < deadline:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, _ = posix.waitpid(-1, posix.WNOHANG)
         except ChildProcessError:
             return  # every one ended
         if pid == 0:
