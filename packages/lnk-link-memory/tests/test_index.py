@@ -42,13 +42,20 @@ def test_the_counter_moves_with_every_change_to_chunks(agent: AgentFolder, memor
     memory.scan()
     added = memory.store.counter()
     assert added > before
+    write(agent.memory / "b.md", "# B\n\nthree\n")
     (agent.memory / "a.md").unlink()
     memory.scan()
-    assert memory.store.counter() > added
-    # A writer that isn't this server moves it too: the triggers live in the file.
+    removed = memory.store.counter()
+    assert removed > added
+    # A writer that isn't this server moves it too, the triggers living in the file: one that writes
+    # a document's chunks writes its row in the same change, as the indexer does.
     with sqlite3.connect(agent.memory_state("link") / INDEX) as other:
-        other.execute("INSERT INTO chunks(doc, ord, line, text, hash) VALUES (0, 0, 1, 'x', 'x')")
-    assert memory.store.counter() > added + 1
+        other.execute("UPDATE documents SET hash = 'other' WHERE path = 'memory/b.md'")
+        other.execute(
+            "INSERT INTO chunks(doc, ord, line, text, hash) SELECT id, 9, 1, 'x', 'x' FROM documents"
+            " WHERE path = 'memory/b.md'"
+        )
+    assert memory.store.counter() > removed
 
 
 def test_meaning_search_through_the_model_server(

@@ -75,6 +75,20 @@ def _opened_with_sqlite_utils(index: Path) -> bool:
     return done.stdout.strip() == "True"
 
 
+def test_an_index_made_by_an_earlier_release_loses_its_triggers_on_each_chunk(tmp_path: Path) -> None:
+    """Its counter was moved by a trigger on each chunk added or moved; now a document's row moves it."""
+    store = Store(tmp_path / "index.db")
+    store.open()
+    made = _schema(store.db())
+    store.db().execute("CREATE TRIGGER chunk_added AFTER INSERT ON chunks BEGIN UPDATE counter SET n = n + 1; END")
+    store.db().execute("CREATE TRIGGER chunk_moved AFTER UPDATE ON chunks BEGIN UPDATE counter SET n = n + 1; END")
+    store.close()
+    again = Store(tmp_path / "index.db")
+    again.open()
+    assert _schema(again.db()) == made
+    again.close()
+
+
 def test_an_index_made_by_an_earlier_release_is_completed_and_keeps_what_it_holds(tmp_path: Path) -> None:
     """A new index is made by the store's own SQL, the same tables sqlite-utils made before; an
     index lacking some of them gets them from sqlite-utils, and keeps its rows."""

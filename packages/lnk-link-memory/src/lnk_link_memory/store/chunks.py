@@ -55,7 +55,8 @@ class Chunks(Table):
     ) -> None:
         """A document's chunks made again: those `gone` dropped (their vectors and words with them, by
         the triggers), those `moved` kept in a new place with their vectors, those `added` new; then
-        the words of the moved and the new (within a batch, when it commits)."""
+        the words of the moved and the new (within a batch, when it commits). Called only in the
+        change that writes the document's row, which moves the change counter for its chunks."""
         db = self._db
         db.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in gone])
         db.executemany("UPDATE chunks SET ord = ?, line = ? WHERE id = ?", moved)
