@@ -20,7 +20,7 @@ def test_the_owner_pairs_and_a_stranger_is_ignored(
     assert section["owner"] == OWNER.id
     assert TOKEN not in machine.settings_file(AGENT).read_text()  # the token is kept with the keys
     machine.status_when(
-        AGENT, lambda status: status["channels"]["telegram"]["bridge"] == "running", 30, "the bridge running"
+        AGENT, lambda status: status["channels"]["telegram"]["bridge"] == "running", 60, "the bridge running"
     )
 
     asked = len(model.requests)

@@ -52,7 +52,7 @@ def test_a_harness_killed_mid_answer_comes_back_and_the_answer_arrives_once(
     def partly_shown() -> bool:
         return any(m.text and STORY.startswith(m.text) and m.text != STORY for m in owner.messages()[shown:])
 
-    wait_for(partly_shown, 30, "the story's first words on the phone")
+    wait_for(partly_shown, 60, "the story's first words on the phone")
     os.kill(harness.pid, signal.SIGKILL)
 
     def restarted(status: dict[str, Any]) -> bool:
@@ -62,7 +62,7 @@ def test_a_harness_killed_mid_answer_comes_back_and_the_answer_arrives_once(
     machine.status_when(AGENT, restarted, 60, "the supervisor starting the harness again")
     owner.wait_for_message(STORY, timeout=90)
     outbox = machine.folder(AGENT) / "chats" / f"telegram:{OWNER.id}" / "outbox"
-    wait_for(lambda: not any(outbox.glob("*")), 30, "the bridge confirming the recovered answer")
+    wait_for(lambda: not any(outbox.glob("*")), 60, "the bridge confirming the recovered answer")
 
     cut_short, *rest = owner.messages()[shown:]
     assert cut_short.text.endswith(INTERRUPTED) and STORY not in cut_short.text
@@ -237,7 +237,7 @@ class Killing:
     def bridge_restarted(self, machine: Machine, rounds: list[Round]) -> None:
         """Kill the bridge (SIGKILL): as the supervisor starts it again it asks recovery, which hands
         over every answer still waiting; each was shown already, so it is confirmed, not shown again."""
-        bridge = wait_for(lambda: machine.bridge("telegram"), 30, "the Telegram bridge running")
+        bridge = wait_for(lambda: machine.bridge("telegram"), 60, "the Telegram bridge running")
         os.kill(bridge.pid, signal.SIGKILL)
 
         def again() -> Process | None:

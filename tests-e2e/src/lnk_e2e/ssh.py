@@ -96,7 +96,7 @@ def loopback_sshd(folder: Path) -> Iterator[LoopbackSSH]:
     log = (folder / "sshd.log").open("wb")
     sshd = subprocess.Popen([str(SSHD), "-D", "-e", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT)
     try:
-        wait_for(lambda: sshd.poll() is not None or _answers(port), 30, lambda: f"sshd listening on 127.0.0.1:{port}")
+        wait_for(lambda: sshd.poll() is not None or _answers(port), 60, lambda: f"sshd listening on 127.0.0.1:{port}")
         if sshd.poll() is not None:
             raise AssertionError(f"sshd didn't start:\n{(folder / 'sshd.log').read_text()}")
         yield LoopbackSSH(folder, port)
