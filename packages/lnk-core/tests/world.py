@@ -1,10 +1,14 @@
 """A machine of its own for each test: Link's two roots in a temporary folder, a stand-in model
 provider that takes only its key, ports of its own, and `lnk` run as a person would run it.
 
-`lnk` runs as `python -m lnk` in a process of its own for every command that starts something
-(an agent, a bridge, a memory engine: what it starts outlives it). A command that starts nothing
-runs `lnk.cli.main` in this process, inside typer's `CliRunner` isolation (its own stdin, stdout,
-stderr and environment): the same code from the same entry point, without a second of imports.
+Most commands run `lnk.cli.main` in this process, inside typer's `CliRunner` isolation (its own
+stdin, stdout, stderr and environment): the same code from the same entry point, without a second
+of imports. A start among them is the same too: the agent's supervisor is a process of its own, in
+a session of its own, as when a person starts it (it outlives the command, which only waits for
+it). `lnk` runs as `python -m lnk` in a process of its own for a command that takes the process
+over (a chat ends with `os._exit`, `bucket config` becomes rclone, `model serve` serves until
+stopped), for `connect`, whose plugin reads the token from the descriptor lnk was given, and for
+one this module doesn't know to leave it whole.
 
 Every agent but main takes its block from `LNK_PORTS_FROM`, a free stretch of ports handed to the
 world by the kit's `free_block` (each xdist worker, and each package run beside this one, hands out
@@ -46,13 +50,15 @@ from lnk_testing import tool_server
 PYTHON = sys.executable
 TOOL = [PYTHON, tool_server.__file__]
 
-STARTS_NOTHING = {
+IN_PROCESS = {
     *(("agent", name) for name in ("keys", "status", "list", "logs", "stop", "delete", "permissions", "allow")),
-    *(("agent", name) for name in ("deny", "approvals", "schedules", "cancel")),
+    *(("agent", name) for name in ("deny", "approvals", "schedules", "cancel", "sent")),
+    *(("agent", name) for name in ("start", "restart", "use", "memory", "disconnect")),
+    *(("agent", name) for name in ("backup", "restore")),
     ("sandbox", "tool"),
     *(("bucket", name) for name in ("set", "show", "delete")),  # `bucket config` becomes rclone (exec)
 }
-"""Commands that start no process outliving them: run in this process (see the module's docstring)."""
+"""Commands that leave the process they run in to its owner: run in this one (see the module's docstring)."""
 
 PORTS = 40
 """How many ports a world's agents take their blocks from: the widest test holds three agents."""
@@ -106,7 +112,7 @@ class World:
     def lnk(
         self, *args: str, input: str | None = None, ok: bool = True, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
-        if tuple(args[:2]) in STARTS_NOTHING:
+        if tuple(args[:2]) in IN_PROCESS:
             done = self._in_process(list(args), input)
         else:
             done = subprocess.run(
