@@ -27,14 +27,30 @@ from lnk.services import running
 from lnk_testing.endpoint import Answer, ScriptedHarness
 
 
-def test_chat_sends_the_key_only_to_an_endpoint_that_proves_itself(world: World) -> None:
-    world.start("work")
-    spec = world.spec("work")
+@pytest.fixture(scope="module")
+def started() -> Iterator[World]:
+    """A world with `work` started, for the tests here that only read it (its files, its endpoint, its
+    control socket): one start for them all, in one xdist worker (their group, `reading`)."""
+    made = World()
+    try:
+        made.start("work")
+        yield made
+    finally:
+        made.close()
+
+
+reading = pytest.mark.xdist_group("lnk-core-chat-reading")
+"""The tests sharing `started`: xdist (`--dist=loadgroup`) runs them in one worker."""
+
+
+@reading
+def test_chat_sends_the_key_only_to_an_endpoint_that_proves_itself(started: World) -> None:
+    spec = started.spec("work")
     for honest in (False, True):
         impostor = FakeEndpoint(key=spec.endpoint.key if spec.endpoint else "", honest=honest).start()
         try:
             moved = spec.model_copy(update={"endpoint": EndpointRef(url=f"{impostor.origin}/v1", key=impostor.key)})
-            chat = Chat.of(world.agent("work"), moved, Console(stderr=True))
+            chat = Chat.of(started.agent("work"), moved, Console(stderr=True))
             with pytest.raises(EndpointError) as failed:
                 asyncio.run(chat.say("hello", lines=None, write=lambda _: None))  # type: ignore[arg-type]
         finally:
@@ -47,20 +63,19 @@ def test_chat_sends_the_key_only_to_an_endpoint_that_proves_itself(world: World)
             assert impostor.keyed == [] and not impostor.saw("hello")
 
     # What holds the endpoint key is lnk's alone.
-    agent = world.agent("work")
+    agent = started.agent("work")
     assert stat.S_IMODE(os.stat(agent.run.root).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(agent.run.spec).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(agent.run.control).st_mode) == 0o600
-    assert stat.S_IMODE(os.stat(world.spec("work").settings_file).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(started.spec("work").settings_file).st_mode) == 0o600
 
 
 @pytest.fixture
-def talking(world: World) -> Iterator[tuple[Chat, ScriptedHarness]]:
-    """`lnk agent chat`'s talking to an endpoint that answers as scripted, for the agent `work`."""
-    world.start("work")
-    agent = world.agent("work")
+def talking(started: World) -> Iterator[tuple[Chat, ScriptedHarness]]:
+    """`lnk agent chat`'s talking to an endpoint of its own that answers as scripted, for the agent `work`."""
+    agent = started.agent("work")
     harness = ScriptedHarness(wire.new_endpoint_key(), agent=AgentRef(name=agent.name, id=agent.id, owner="o")).start()
-    spec = world.spec("work").model_copy(update={"endpoint": harness.ref})
+    spec = started.spec("work").model_copy(update={"endpoint": harness.ref})
     try:
         yield Chat.of(agent, spec, Console(stderr=True)), harness
     finally:
@@ -73,6 +88,7 @@ def _say(chat: Chat, text: str) -> str:
     return "".join(out)
 
 
+@reading
 def test_each_line_goes_with_a_fresh_key_and_again_with_the_same_when_the_connection_broke(
     talking: tuple[Chat, ScriptedHarness],
 ) -> None:
@@ -86,6 +102,7 @@ def test_each_line_goes_with_a_fresh_key_and_again_with_the_same_when_the_connec
     assert [m.text for m in harness.messages] == ["first", "second"], "each kept once"
 
 
+@reading
 def test_an_answer_broken_off_comes_again_and_the_terminal_writes_on(talking: tuple[Chat, ScriptedHarness]) -> None:
     chat, harness = talking
     harness.script = lambda text: Answer(["once upon ", "a time"], crash_after=1)
@@ -93,6 +110,7 @@ def test_an_answer_broken_off_comes_again_and_the_terminal_writes_on(talking: tu
     assert [m.text for m in harness.messages] == ["a story"]
 
 
+@reading
 def test_an_older_harness_is_not_sent_a_line_again_once_it_answered(talking: tuple[Chat, ScriptedHarness]) -> None:
     chat, harness = talking
     harness.keys = False
@@ -156,15 +174,14 @@ def test_a_chat_reads_a_running_agent_as_its_models_read_it(world: World) -> Non
     assert running_chat(world.layout, "work") is None
 
 
-def test_a_message_to_a_running_agent_loads_neither_typer_nor_pydantic(world: World) -> None:
-    world.start("work")
+@reading
+def test_a_message_to_a_running_agent_loads_neither_typer_nor_pydantic(started: World) -> None:
     said = "import sys; from lnk import cli; code = cli._chat_running('work', ['hi']); print(code, sorted(sys.modules))"
     done = subprocess.run(
-        [sys.executable, "-c", said], env=world.env, capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", said], env=started.env, capture_output=True, text=True, timeout=60, check=True
     )
     answer, last = done.stdout.strip().rsplit("\n", 1)
     code, modules = last.split(" ", 1)
     assert (answer, code) == ("ok", "0")
     for heavy in ("'pydantic'", "'typer'", "'rich'", "'lnk.agents'", "'lnk.runstate'"):
         assert heavy not in modules
-    world.lnk("agent", "stop", "work")
