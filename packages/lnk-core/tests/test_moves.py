@@ -56,11 +56,8 @@ def _pipe(here: World, there: World, name: str = "work", *receive_args: str) -> 
 
 
 def _sent(here: World, receipt: str, name: str = "work", ok: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [PYTHON, "-m", "lnk", "agent", "sent", name], input=receipt, capture_output=True, text=True, env=here.env
-    )
-    assert (done.returncode == 0) == ok, done.stderr
-    return done
+    """`lnk agent sent` here, given receive's receipt (its stdout there) on stdin."""
+    return here.lnk("agent", "sent", name, input=receipt, ok=ok)
 
 
 def _snapshot(world: World) -> dict[str, bytes]:
