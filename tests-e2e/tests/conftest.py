@@ -1,14 +1,20 @@
-"""One machine for the whole suite, set up as a person would set it up, once per session.
+"""One machine for each pytest-xdist worker, set up as a person would set it up, once per session.
 
-Link is built from this tree into a release signed with a throwaway key and installed from it into
-a new virtual environment; its plugins install on first use from the same release. The model is the
-conformance kit's stand-in provider, reached only through the sandbox's proxy (which alone holds
-its key); Telegram is the fake Bot API of lnk_testing. The scenarios (test_1 ... test_8) then tell
-one story on that machine, in order.
+Link is built from this tree into a release signed with a throwaway key (once for the whole run:
+the first worker to need it builds it, the other reuses it) and installed from it into a new
+virtual environment of the worker's own; its plugins install on first use from the same release.
+The model is the conformance kit's stand-in provider, reached only through the sandbox's proxy
+(which alone holds its key); Telegram is the fake Bot API of lnk_testing.
+
+The scenarios run in two groups, one worker each (`_StoryAndAside`): the story of the session's
+agent (test_1 ... test_7_stop_and_delete), told in order on one machine, and beside it
+`ASIDE`, the scenarios that mostly wait (a schedule's nine o'clock) or make homes of their own
+(backup, TLS twins, a move), on the other worker's machine and its own agent.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import secrets
 import shutil
@@ -16,20 +22,28 @@ import subprocess
 import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from lnk_e2e.machine import Machine
 from lnk_e2e.model import Model
 from lnk_e2e.pairing import Pairing, pair
 from lnk_e2e.phone import Phone
-from lnk_e2e.release import Release, build_release, install_lnk
+from lnk_e2e.release import Release, build_release, install_lnk, read_release
 from lnk_testing.telegram import FakeTelegram, User
 
 AGENT = "assistant"
 OWNER = User(4242, "Olivia", "olivia")
 STRANGER = User(777, "Sam", "sam")
 MACHINE = pytest.StashKey[Machine]()
+RELEASES = pytest.StashKey[Path]()
+"""The run's folder for the release, made by the process that starts the workers (or runs alone)."""
+RELEASES_INPUT = "lnk_e2e_releases"
+ASIDE = ("test_6_schedule.py", "test_7_backup.py", "test_8_tls.py", "test_9_move.py")
+"""The scenarios run beside the story, on the other worker, with its own machine and agent; every
+other file is the story, told in order on one worker. Balanced so that both take about as long."""
 
 
 def _why_no_bubblewrap() -> str | None:
@@ -47,6 +61,36 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     if reason is not None:
         for item in items:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+class _StoryAndAside(LoadScopeScheduling):
+    """pytest-xdist's scheduling by scope, the scopes being the story and what runs beside it: each
+    goes whole to one worker, its tests in their order."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return "aside" if Path(nodeid.split("::")[0]).name in ASIDE else "story"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScopeScheduling:
+    return _StoryAndAside(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        config.stash[RELEASES] = Path(tempfile.mkdtemp(prefix="lnk-e2e-release-", dir="/tmp"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Each pytest-xdist worker is told where the run's release is built."""
+    node.workerinput[RELEASES_INPUT] = str(node.config.stash[RELEASES])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(RELEASES, None)
+    if folder is not None and not os.environ.get("LNK_E2E_KEEP"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -74,8 +118,16 @@ def root() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def release(root: Path) -> Release:
-    return build_release(root / "release", root / "keys")
+def release(pytestconfig: pytest.Config) -> Release:
+    """The run's release: built by the first worker to ask, under a lock the other waits on."""
+    workerinput: dict[str, Any] | None = getattr(pytestconfig, "workerinput", None)
+    folder = Path(workerinput[RELEASES_INPUT]) if workerinput else pytestconfig.stash[RELEASES]
+    with (folder / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        keys = folder / "keys"
+        if (keys / "release.pub").is_file() and not (keys / "release.key").exists():  # signed, its secret gone
+            return read_release(folder / "release", keys)
+        return build_release(folder / "release", keys)
 
 
 @pytest.fixture(scope="session")

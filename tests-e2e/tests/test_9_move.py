@@ -32,15 +32,23 @@ TRAVELLER = "traveller"
 FAMILY = -1009876543
 
 
+@pytest.fixture(scope="module")
+def own_telegram() -> Iterator[FakeTelegram]:
+    """A Telegram of the move's own, its bot read by the traveller alone: beside the story, the
+    session's agent still carries the session's Telegram."""
+    with FakeTelegram() as fake:
+        yield fake
+
+
 @pytest.fixture
 def homes(
-    root: Path, machine: Machine, release: Release, model: Model, telegram: FakeTelegram
+    root: Path, machine: Machine, release: Release, model: Model, own_telegram: FakeTelegram
 ) -> Iterator[list[Machine]]:
     lnk = Path(os.readlink(machine.root / "bin" / "lnk"))
     made = []
-    for name, ports in (("left", "20300"), ("arrived", "20400")):
-        home = Machine(root / f"home-{name}", lnk, release, model.origin, telegram.origin)
-        home.env["LNK_PORTS_FROM"] = ports
+    for name, ports in (("left", 300), ("arrived", 400)):
+        home = Machine(root / f"home-{name}", lnk, release, model.origin, own_telegram.origin)
+        home.env["LNK_PORTS_FROM"] = str(machine.ports_from + ports)
         made.append(home)
     yield made
     for home in made:
@@ -100,14 +108,14 @@ def _kept(home: Machine) -> dict[str, bytes]:
 
 
 def test_an_agent_moves_home_and_answers_there_knowing_what_it_knew(
-    homes: list[Machine], model: Model, model_key: str, telegram: FakeTelegram, ssh: LoopbackSSH
+    homes: list[Machine], model: Model, model_key: str, own_telegram: FakeTelegram, ssh: LoopbackSSH
 ) -> None:
     left, arrived = homes
     left.lnk("agent", "keys", "set", "openai", TRAVELLER, "--stdin", input=model_key)
     left.lnk("agent", "memory", "start", "link", TRAVELLER)
     left.lnk("agent", "start", TRAVELLER)
-    pair(left, TRAVELLER, telegram, OWNER)
-    owner = Phone(telegram, OWNER)
+    pair(left, TRAVELLER, own_telegram, OWNER)
+    owner = Phone(own_telegram, OWNER)
     told = owner.ask(model, "By the way, my sister is called Ana and she lives in Porto.", calls=1)
     assert told.answer.startswith("You said:")
     agent_id = left.status(TRAVELLER)["id"]

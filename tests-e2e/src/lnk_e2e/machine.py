@@ -26,8 +26,20 @@ from lnk_e2e.waiting import wait_for
 KEPT = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 """What of the tests' environment a person's shell has too; the rest (the dev environment's PATH,
 its virtual environment) stays out. pip's own settings (PIP_*) are kept: lnk installs with pip."""
+BLOCKS_FROM = 20000
+"""Where Link gives agents their blocks of ports, on a person's machine as here."""
+WORKER_BLOCKS = 1000
+"""How far apart two test processes' machines start their blocks (below the packages' test ports,
+from 24000): their agents, each taking the lowest free block at the same moment, never meet."""
 UNCHANGED = 5.0
 """Seconds `status_when` lets pass without asking `status` again while the run folder stays as it was."""
+
+
+def blocks_from() -> int:
+    """Where this test process's agents take their ports: 20000 in the first (or only) one,
+    `WORKER_BLOCKS` further for each other pytest-xdist worker."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    return BLOCKS_FROM + int(worker or 0) * WORKER_BLOCKS
 
 
 class Machine:
@@ -57,6 +69,11 @@ class Machine:
             self.env["LNK_UPSTREAM_OPENAI"] = model
         if telegram is not None:
             self.env["LNK_TELEGRAM_API"] = telegram
+        self.ports_from = blocks_from()
+        """Where this machine's agents take their ports: Link's own 20000, or (for the second worker
+        of a pytest-xdist run) a stretch of its own, named by LNK_PORTS_FROM."""
+        if self.ports_from != BLOCKS_FROM:
+            self.env["LNK_PORTS_FROM"] = str(self.ports_from)
         self.prefix: list[str] = []
         """What every command runs under (e.g. entering a network namespace of the test's own)."""
 

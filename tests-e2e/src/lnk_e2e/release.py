@@ -45,8 +45,13 @@ def build_release(out: Path, keys: Path) -> Release:
     _run([*tool, "sign", str(out), "--key-file", str(secret)])
     _run([*tool, "verify", str(out), "--public-key", str(public)])
     secret.unlink()  # signed: the secret is needed no more
+    return read_release(out, keys)
+
+
+def read_release(out: Path, keys: Path) -> Release:
+    """A release `build_release` made (another test process of the run reuses it)."""
     manifest = json.loads((out / "manifest.json").read_text())
-    return Release(out, public, manifest["core"], [d["name"] for d in manifest["distributions"]])
+    return Release(out, keys / "release.pub", manifest["core"], [d["name"] for d in manifest["distributions"]])
 
 
 def install_lnk(release: Release, venv: Path) -> Path:
