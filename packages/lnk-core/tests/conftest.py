@@ -24,6 +24,12 @@ FIXTURES = Path(__file__).parent / "fixtures"
 SCRIPTS = Path(sys.executable).parent
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Half again as many workers as cores (`-n auto`, pyproject): a test spends much of its time
+    waiting on the agents it started, and with one worker per core the cores sit partly idle."""
+    return max(2, (os.cpu_count() or 1) * 3 // 2)
+
+
 def _wrap(folder: Path, name: str, script: str, extra: str = "") -> None:
     path = folder / name
     path.write_text(f'#!/bin/sh\n{extra}exec "{sys.executable}" "{FIXTURES / script}" "$@"\n')
