@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,47 @@ def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: W
     decisions = [(e["call"], e["decision"], e["ok"]) for e in _log(world, "work")]
     assert decisions == [("lookup", "no-ask", True), ("erase", "denied", False), ("erase", "allowed", True)]
     assert "erase" in world.lnk("agent", "logs", "work", "--tools").stdout
+
+
+def _mapped(pid: int) -> set[str]:
+    """The shared objects (compiled modules) a process has loaded."""
+    lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    return {line.split()[-1] for line in lines if ".so" in line}
+
+
+def _sdk_only() -> set[str]:
+    """What loading the tool bridge adds to a supervisor's shared objects: the MCP SDK's compiled
+    modules (a cryptography library for its client's sign-in), seen in an interpreter of its own."""
+    seen = """
+import json, lnk.gateway, lnk.supervisor
+def mapped(): return {line.split()[-1] for line in open("/proc/self/maps") if ".so" in line}
+before = mapped()
+import lnk.toolbridge
+print(json.dumps(sorted(mapped() - before)))
+"""
+    done = subprocess.run([sys.executable, "-c", seen], capture_output=True, text=True, check=True)
+    added: set[str] = set(json.loads(done.stdout))
+    assert added, "the tool bridge loads no compiled module of its own: this test needs another sign"
+    return added
+
+
+def test_the_tool_bridge_loads_at_the_first_tool_request_and_answers_those_made_at_once(world: World) -> None:
+    """A start pays nothing for the MCP SDK until the harness reaches a tool: an agent whose harness
+    never lists its tools never loads it. The first requests, made at once, are all answered."""
+    world.start("work")
+    tools = world.harness_settings("work").tools
+    assert list(tools) == [f"scheduler-{world.agent('work').id}"]  # the scheduler's, as every agent's
+    supervisor, sdk = world.state("work").pid, _sdk_only()
+    assert world.lnk("agent", "status", "work").returncode == 0
+    assert not sdk & _mapped(supervisor)
+
+    async def at_once() -> list[tuple[bool, str]]:
+        return list(await asyncio.gather(*(_call(url, "schedules", {}) for url in [*tools.values()] * 3)))
+
+    said = asyncio.run(at_once())
+    assert [error for error, _ in said] == [False] * 3, said
+    assert sdk <= _mapped(supervisor)
+    assert [entry["call"] for entry in _log(world, "work")] == ["schedules"] * 3
 
 
 def test_lnk_agent_chat_asks_the_owner_in_the_terminal(world: World) -> None:

@@ -20,7 +20,7 @@ import hmac
 import os
 import socket
 from collections.abc import Awaitable, Callable, Generator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -40,9 +40,6 @@ from lnk.agents import Agent
 from lnk.approvals import Approvals
 from lnk.listening import Sockets
 from lnk.runstate import RunSpec
-
-if TYPE_CHECKING:
-    from lnk.toolbridge import ToolBridge
 
 _NOT_FORWARDED = {"host", "content-length", "connection", "authorization", "x-api-key", "transfer-encoding"}
 _NOT_RETURNED = {"content-length", "transfer-encoding", "connection"}
@@ -113,10 +110,18 @@ def _tool_of(path: str) -> str | None:
     return name if name and "/" not in name else None
 
 
+class ToolServer(Protocol):
+    """The agent's tools as the gateway reaches them (lnk.tools_on_demand, or a tool bridge itself)."""
+
+    async def serve(self, tool: str, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Serve one MCP request for the tool; False when the agent has no such tool."""
+        ...
+
+
 class Gateway:
     """The ASGI app of the gateway (with `secret`) or of the tools socket (without)."""
 
-    def __init__(self, bridge: ToolBridge | None, secret: str | None, relay: ModelRelay | None = None) -> None:
+    def __init__(self, bridge: ToolServer | None, secret: str | None, relay: ModelRelay | None = None) -> None:
         """`bridge` serves the agent's tools; None for an agent that has none."""
         self.bridge = bridge
         self.secret = secret
@@ -207,7 +212,7 @@ def listeners(
     spec: RunSpec,
     approvals: Approvals,
     status: Callable[[], Awaitable[dict[str, Any]]],
-    bridge: ToolBridge | None,
+    bridge: ToolServer | None,
     sockets: Sockets,
 ) -> list[Listener]:
     """What a running harness's supervisor serves on its sockets (lnk.listening): the control

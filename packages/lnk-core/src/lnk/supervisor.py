@@ -2,12 +2,12 @@
 
 One process per agent where no `systemd --user` runs (detached, or in the terminal with
 --foreground); under systemd a unit per part (harness, bridges) and systemd restarts the supervisor.
-It also serves the agent's tools (the tool bridge), the gateway when the harness runs without a
-sandbox, and the control socket.
+It also serves the agent's tools (the tool bridge, loaded when first needed: tools_on_demand),
+the gateway when the harness runs without a sandbox, and the control socket.
 
 `python -m lnk.supervisor <agent> [--part harness|bridges]...` is what a start spawns and a unit
 runs: no command-line framework, so the harness is spawned as soon as the agent is read, and
-the tool bridge and gateway load while it starts. A run, in order:
+the gateway loads while it starts. A run, in order:
 
 1. the harness is spawned (children), before anything else loads;
 2. the harness part's sockets listen (listening), and it keeps the harness running (keeper,
@@ -16,10 +16,12 @@ the tool bridge and gateway load while it starts. A run, in order:
    and Link Scheduler's runner (scheduler);
 4. each part is marked running once the harness answers: what connects to lnk's sockets before
    their servers run waits in the sockets' backlog;
-5. the tool bridge starts, for an agent with tools (tool_targets says where each tool runs), its
-   modules loaded off the event loop so the harness's readiness is asked meanwhile;
-6. the harness part serves its sockets (gateway.listeners), and starts memory's engine once the
-   harness answers; everything stops on a signal, or when the harness can't start at all.
+5. the harness part serves its sockets (gateway.listeners), its modules loaded off the event loop so
+   the harness's readiness is asked meanwhile;
+6. the tool bridge (an MCP server; tool_targets says where each tool runs) loads at the first
+   request that needs it: a tool request, memory's status. An agent with Link Memory loads it
+   right away, and starts memory's engine once the harness answers, so memory indexes from the
+   start. Everything stops on a signal, or when the harness can't start at all.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ from lnk.sandboxing import run_argv, write_request
 from lnk.scheduler import kept_runner
 from lnk.scheduler import tool_name as scheduler_tool
 from lnk.tool_targets import tool_target
+from lnk.tools_on_demand import ToolsOnDemand
 
 if TYPE_CHECKING:
     from lnk.gateway import Listener
-    from lnk.toolbridge import ToolBridge
 
 
 class Supervisor:
@@ -72,7 +74,7 @@ class Supervisor:
         self.states = {part: PartState(pid=os.getpid(), mode=spec.mode) for part in parts}
         self.log = agent.logs / "agent.log"
         self.approvals = Approvals()
-        self.bridge: ToolBridge | None = None
+        self.tools: ToolsOnDemand | None = None
 
     # --- telling -----------------------------------------------------------------------------
 
@@ -100,9 +102,9 @@ class Supervisor:
     async def status(self) -> dict[str, Any]:
         memory: Any = None
         name = f"memory-{self.agent.id}"
-        if self.bridge is not None and name in self.bridge.backends:
+        if self.tools is not None and name in self.tools.names:
             try:
-                memory = await within(self.bridge.status(name), 5.0)
+                memory = await within(self.tools.status(name), 5.0)
             except Exception as exc:
                 memory = {"error": str(exc) or type(exc).__name__}
         return {
@@ -128,9 +130,9 @@ class Supervisor:
                 tasks.append(asyncio.create_task(self.run_bridges()))
             if not self.stopping.is_set():
                 tasks.append(asyncio.create_task(self.mark_running()))
-            bridge = await self._tool_bridge(running)
+            tools = await self._tools(running)
             if sockets is not None and not self.stopping.is_set():
-                listeners, served = await self._run_harness(bridge, sockets)
+                listeners, served = await self._run_harness(tools, sockets)
                 tasks += served
             await self.stopping.wait()
             self.say("stopping")
@@ -161,32 +163,29 @@ class Supervisor:
             self.fail(f"lnk could not listen for the agent's tools: {exc}")
             return None
 
-    async def _tool_bridge(self, running: AsyncExitStack) -> ToolBridge | None:
-        """An MCP server (about a second of imports) only for an agent with tools."""
+    async def _tools(self, running: AsyncExitStack) -> ToolsOnDemand | None:
+        """The agent's tools, their bridge loaded when first needed; it stops as `running` ends."""
         if not self.spec.tools or self.stopping.is_set():
             return None
-        await asyncio.to_thread(importlib.import_module, "lnk.toolbridge")  # the harness's readiness is asked meanwhile
-        from lnk.toolbridge import CallLog, ToolBridge
-
-        calls = CallLog(self.agent.logs / "tools.log")
         target = partial(tool_target, self.agent, self.spec)
-        bridge = ToolBridge(self.spec.tools, self.approvals, calls, target, self.agent.layout)
-        await running.enter_async_context(bridge.running())
-        return bridge
+        log = self.agent.logs / "tools.log"
+        tools = ToolsOnDemand(self.spec.tools, self.approvals, log, target, self.agent.layout)
+        return await running.enter_async_context(tools.serving())
 
     async def _run_harness(
-        self, bridge: ToolBridge | None, sockets: Sockets
+        self, tools: ToolsOnDemand | None, sockets: Sockets
     ) -> tuple[list[Listener], list[asyncio.Task[Any]]]:
         """The harness part's sockets served, and memory warmed once the harness answers."""
-        self.bridge = bridge
-        await asyncio.to_thread(importlib.import_module, "lnk.gateway")
+        self.tools = tools
+        await asyncio.to_thread(importlib.import_module, "lnk.gateway")  # the harness's readiness is asked meanwhile
         from lnk.gateway import listeners
 
-        served = listeners(self.agent, self.spec, self.approvals, self.status, bridge, sockets)
+        served = listeners(self.agent, self.spec, self.approvals, self.status, tools, sockets)
         tasks = [asyncio.create_task(listener.serve()) for listener in served]
         memory = f"memory-{self.agent.id}"
-        if bridge is not None and memory in bridge.backends:
-            tasks.append(asyncio.create_task(self._warm(bridge, memory)))
+        if tools is not None and memory in tools.names:
+            tools.load()  # after the gateway's modules: one import at a time
+            tasks.append(asyncio.create_task(self._warm(tools, memory)))
         return served, tasks
 
     def _mark_stopped(self) -> None:
@@ -248,13 +247,13 @@ class Supervisor:
             await pause(self.stopping, 0.5)
         return False
 
-    async def _warm(self, bridge: ToolBridge, name: str) -> None:
+    async def _warm(self, tools: ToolsOnDemand, name: str) -> None:
         """Memory starts with the agent, so it indexes before the first question: once the harness
         answers, so its sandbox, session and engine don't take the CPU the harness starts on."""
         if not await self.wait_for_harness():
             return
         try:
-            await bridge.backends[name].client()
+            await (await tools.bridge()).backends[name].client()
         except Exception as exc:
             self.say(f"{name} did not start: {exc}")
 
