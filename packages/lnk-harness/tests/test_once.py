@@ -28,6 +28,10 @@ def recovered(client: EndpointClient) -> list[wire.Undelivered]:
     return asyncio.run(client.recover())
 
 
+def went_out_on_request(folder: Path) -> bool:
+    return any(e["kind"] == "delivered" and e["via"] == "request" for e in events(folder))
+
+
 def test_the_answer_id_is_in_the_head_and_every_chunk(tmp_path: Path, provider: StandInProvider) -> None:
     provider.script(Reply(text="Named from the start.", chunks=4), Reply(text="Whole, named too."))
     with Harness([settings_for(tmp_path, MAIN, provider.url)]) as harness:
@@ -124,6 +128,8 @@ def test_sent_again_after_the_harness_died_mid_turn(tmp_path: Path, provider: St
     with harness:
         answered = send(harness, "book the table", "telegram:22", message_id="update-22")
         wait_until(lambda: not (conversation.folder / "turn.json").exists(), what="the lease let go")
+        # The harness records the delivery once its last bytes went out, which the client may read first.
+        wait_until(lambda: went_out_on_request(conversation.folder), what="the answer recorded as gone out")
         assert recovered(harness.client()) == [], "it went out on the request: nothing left to recover"
     assert (answered.status, answered.text, answered.answer_id) == (200, "Booked for eight.", "telegram:22/1")
     assert len(provider.requests) == before + 1 and shown(provider, "book the table") == 1
