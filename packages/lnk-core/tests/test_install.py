@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from releases import Minisign, fresh_env, write_index
 
+from lnk.install import InstallError, one_installer
 from lnk.release import ENV_INDEX
 from lnk.signing import ENV_DEV_KEY
 
@@ -85,6 +87,57 @@ def test_first_use_installs_the_plugin_into_lnks_environment(tmp_path: Path, rel
     again = ensure(python, "lnk-demo", env)
     assert again.returncode == 0 and Path(again.stdout.strip()) == program
     assert "Installing" not in again.stderr
+
+
+HOLD = """
+import sys
+from lnk.install import one_installer
+with one_installer():
+    print("installing", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_homes_sharing_one_lnk_take_turns_installing(tmp_path: Path, release: Path, key: Minisign) -> None:
+    """Two homes (config folders) using one lnk install into one environment: one waits for the other."""
+    python = fresh_env(tmp_path / "env")
+    first = subprocess.Popen(
+        [str(python), "-c", HOLD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=environment(tmp_path / "first", key, str(release)),
+    )
+    said = tmp_path / "second.err"
+    with said.open("w") as err:
+        second = subprocess.Popen(
+            [str(python), "-c", ENSURE, "lnk-demo"],
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            env=environment(tmp_path / "second", key, str(release)),
+        )
+    try:
+        assert first.stdout is not None and first.stdout.readline() == "installing\n"
+        with pytest.raises(subprocess.TimeoutExpired):
+            second.wait(timeout=3)
+        assert "Installing" not in said.read_text() and not installed(python)
+        first.communicate("\n", timeout=30)
+        out, _ = second.communicate(timeout=300)
+        assert second.returncode == 0, said.read_text()
+        assert "Installing lnk-demo 0.1.0" in said.read_text()
+        assert Path(out.strip()) == tmp_path / "env" / "bin" / "lnk-demo"
+    finally:
+        for process in (first, second):
+            process.kill()
+            process.wait()
+
+
+def test_an_environment_lnk_cant_write_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "gone"))
+    with pytest.raises(InstallError) as raised, one_installer():
+        pass
+    assert str(tmp_path / "gone") in raised.value.message and "pipx" in (raised.value.hint or "")
 
 
 @pytest.fixture

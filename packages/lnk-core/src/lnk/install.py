@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from link_plugin.errors import LinkError
-from link_plugin.layout import Layout
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -116,11 +115,22 @@ def with_dependencies(manifest: Manifest, names: list[str]) -> list[Distribution
 
 
 @contextmanager
-def one_installer(env: Mapping[str, str] | None = None) -> Iterator[None]:
-    """Two lnk commands installing at once take turns, so pip never runs twice in one environment."""
-    lock = Layout.from_env(env).config / ".install.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with lock.open("w") as handle:
+def one_installer() -> Iterator[None]:
+    """Two lnk commands installing at once take turns, so pip never runs twice in one environment.
+
+    The lock is kept in lnk's environment itself, not in a home's config folder: homes that share
+    one lnk (two `LNK_HOME`s, two users of one install) install into the same place."""
+    lock = Path(sys.prefix) / ".lnk-install.lock"
+    try:
+        handle = lock.open("a")
+    except OSError as exc:
+        raise InstallError(
+            f"lnk's environment ({sys.prefix}) can't be written to ({exc.strerror}), so lnk can't install "
+            "plugins into it.",
+            "Install lnk with pipx as its README says (an environment of your own), or install the plugin "
+            "yourself so that it is on PATH.",
+        ) from exc
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
@@ -177,7 +187,7 @@ def ensure_plugin(executable: str, env: Mapping[str, str] | None = None, console
     from lnk.release import ReleaseIndex
 
     console = console or Console(stderr=True)
-    with one_installer(env):
+    with one_installer():
         if found := find_plugin(executable, env):
             return found
         index = ReleaseIndex.from_env(env)
