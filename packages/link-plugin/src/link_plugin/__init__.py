@@ -11,9 +11,11 @@ no pydantic, so a program's path that answers without a model (`lnk --version`) 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # `typing` itself isn't loaded: a fast program's path may need none of it
 if TYPE_CHECKING:
+    from typing import Any
+
     from link_plugin.answers import Answer, parse_answer
     from link_plugin.contract import CONTRACT_VERSION, Command, Contract, Kind
     from link_plugin.errors import ContractError, ExitCode, LinkError, NotAnswered, PluginFailed

@@ -3,9 +3,9 @@
 $LNK_AGENTS_DIR (~/Link/Agents)/<agent>/    the agent's folder
 $LNK_CONFIG_DIR (~/.config/lnk)/            Link's settings; no sandbox ever reaches it
 
-Each is a NamedTuple rather than a dataclass: `lnk-sandbox run` reads the layout on every
-sandbox start, and loading `dataclasses` (with `inspect`) and making a class with it costs
-such a short-lived program more than its work.
+Each is a NamedTuple (`records.py`'s, which loads no `typing`) rather than a dataclass:
+`lnk-sandbox run` reads the layout on every sandbox start, and loading `dataclasses` (with
+`inspect`) and making a class with it costs such a short-lived program more than its work.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+
+from link_plugin.records import NamedTuple
 
 ENV_CONFIG = "LNK_CONFIG_DIR"
 ENV_AGENTS = "LNK_AGENTS_DIR"

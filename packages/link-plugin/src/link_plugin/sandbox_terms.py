@@ -8,7 +8,9 @@ imports no pydantic.
 
 from __future__ import annotations
 
-from typing import Literal
+TYPE_CHECKING = False  # `typing` is loaded only by a program that reads `Mode` at run time
+if TYPE_CHECKING:
+    from typing import Literal
 
 TOOLS_PATH = "/_link/tools/"
 """Tools are served to a sandboxed harness on its proxy: http://<proxy>/_link/tools/<tool>/mcp."""
@@ -26,8 +28,18 @@ UPSTREAM_CA_ENV = "LNK_UPSTREAM_CA"
 TLS, in place of the usual ones (tests: a throwaway CA for a stand-in at a provider's real name).
 Read outside every sandbox, before the sandbox starts."""
 
-Mode = Literal["harness", "tool", "setup", "health"]
+if TYPE_CHECKING:
+    Mode = Literal["harness", "tool", "setup", "health"]
 MODES: tuple[Mode, ...] = ("harness", "tool", "setup", "health")
+
+
+def __getattr__(name: str) -> object:
+    """`Mode` for a program that reads it at run time (the models'), made from MODES then."""
+    if name == "Mode":
+        from typing import Literal
+
+        return Literal[MODES]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def proxy_url(port: int = PROXY_PORT) -> str:
