@@ -74,11 +74,11 @@ def imported(link: Link, *args: str) -> set[str]:
 
 
 def test_what_the_core_runs_at_each_start_loads_no_cli_and_no_model(link: Link) -> None:
-    """`run --request` and `grants --json` start in milliseconds: neither typer nor pydantic, and
-    the proxy (asyncio, h11, TLS) only once a connection needs it."""
+    """`run --request` and `grants --json` start in milliseconds: neither typer nor pydantic, nor
+    even `typing`, and the proxy (asyncio, h11, TLS) only once a connection needs it."""
     request = link.root / "request.json"
     request.write_text(SandboxRequest(agent="main", harness="mini", argv=["true"], ports=[free_port()]).to_json())
-    heavy = {"typer", "pydantic", "asyncio", "h11", "ssl", "lnk_sandbox.proxy", "lnk_sandbox.cli"}
+    heavy = {"typer", "pydantic", "typing", "asyncio", "h11", "ssl", "lnk_sandbox.proxy", "lnk_sandbox.cli"}
     assert "pydantic" in imported(link, "run", "--request", str(request))  # the grants files checked, once
     for args in (("run", "--request", str(request)), ("grants", "--agent", "main", "--harness", "mini", "--json")):
         assert not heavy & imported(link, *args), args

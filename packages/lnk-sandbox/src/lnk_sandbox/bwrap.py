@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from link_plugin.errors import LinkError
+from link_plugin.records import NamedTuple
 from lnk_sandbox.policy import Bind, Policy, interpreter, within
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")

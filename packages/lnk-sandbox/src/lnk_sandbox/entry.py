@@ -17,9 +17,12 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 from link_plugin.errors import ExitCode, LinkError
+
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 GRANTS_OPTIONS = ("--agent", "--harness")
 

@@ -31,9 +31,9 @@ import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 from link_plugin.errors import LinkError
+from link_plugin.records import NamedTuple
 
 O_PATH = getattr(os, "O_PATH", os.O_RDONLY)
 """A descriptor that names a file without reading it (Linux); macOS has none and reads instead."""

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
 
 from link_plugin.permissions import DEFAULT_ON, Permission
 
+TYPE_CHECKING = False  # `typing` isn't loaded on `grants --json`'s path (link_plugin.records)
 if TYPE_CHECKING:
+    from typing import Literal
+
     from link_plugin.sandbox import Permissions
 
-OS = Literal["linux", "macos"]
+    OS = Literal["linux", "macos"]
 
 _WHAT: dict[OS, dict[Permission, str]] = {
     "linux": {

@@ -19,12 +19,12 @@ from collections.abc import Iterable, Mapping
 from importlib.machinery import SourceFileLoader
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
-from typing import Literal, NamedTuple
 
 from link_plugin.errors import LinkError
 from link_plugin.layout import HOME_FOLDERS, AgentFolder, Layout
 from link_plugin.permissions import Permission
-from link_plugin.sandbox_terms import ANY_HOST, PROXY_PORT, Mode, proxy_url
+from link_plugin.records import NamedTuple
+from link_plugin.sandbox_terms import ANY_HOST, PROXY_PORT, proxy_url
 from lnk_sandbox import standing
 from lnk_sandbox.folders import Folders, Opened
 from lnk_sandbox.request import Request
@@ -36,7 +36,13 @@ TOOLCHAINS = ("/usr/local", "/opt", "/snap", "/nix")
 HOME_TOOLCHAINS = (".cargo/bin", ".rustup", ".pyenv", ".nvm", ".local/share/uv/python")
 """Toolchains kept in a home, shown read-only with developer-tools even without read-home."""
 
-Access = Literal["ro", "rw", "hide"]
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from link_plugin.sandbox_terms import Mode
+
+    Access = Literal["ro", "rw", "hide"]
 
 
 class Bind(NamedTuple):

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
 from link_plugin.errors import ContractError
-from link_plugin.sandbox_terms import MODES, Mode
+from link_plugin.sandbox_terms import MODES
 
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
 if TYPE_CHECKING:
     from link_plugin.sandbox import SandboxRequest
+    from link_plugin.sandbox_terms import Mode
 
 REQUIRED = object()
 """A field without a default: missing, it is named."""

@@ -10,10 +10,10 @@ connection: `hosts` (the grammar, Link's table of addresses) is loaded by what j
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
-
+from link_plugin.records import NamedTuple
 from link_plugin.sandbox_terms import ANY_HOST
 
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
 if TYPE_CHECKING:
     from lnk_sandbox.hosts import IP, Host
 

@@ -20,24 +20,26 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, TextIO
 
 from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
 from lnk_sandbox import bwrap, seccomp
 from lnk_sandbox.policy import Context, Policy, build, compiled
 from lnk_sandbox.request import Request
-from lnk_sandbox.spawn import Stream, spawn
+from lnk_sandbox.spawn import spawn
 from lnk_sandbox.standby import Standby
 from lnk_sandbox.standing import Standing
 from lnk_sandbox.trust import Trust
 
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
 if TYPE_CHECKING:
     import signal as _signal  # the same functions, as typeshed knows them
     import socket
+    from typing import TextIO
 
     from link_plugin.sandbox import SandboxRequest
     from lnk_sandbox.proxy import ConnectionLog, Network, Proxy, Served
+    from lnk_sandbox.spawn import Stream
 else:
     import _signal
 

@@ -15,15 +15,16 @@ from __future__ import annotations
 import _thread
 import os
 from collections.abc import Sequence
-from typing import IO, TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
 if TYPE_CHECKING:
     import signal as _signal  # the same functions, as typeshed knows them
+    from typing import IO, Any
+
+    Stream = IO[Any] | int | None
+    """What a stream of the program is: inherited (None), a descriptor, or an open file."""
 else:
     import _signal
-
-Stream = IO[Any] | int | None
-"""What a stream of the program is: inherited (None), a descriptor, or an open file."""
 DEVNULL = -3
 """`subprocess.DEVNULL`'s value, which callers pass for a stream that reads and writes nothing."""
 SIGNALS_AT_DEFAULT = ("SIGPIPE", "SIGXFSZ")

@@ -21,23 +21,23 @@ import select
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TextIO
 
 from lnk_sandbox.sockets import unix_address
 
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
 if TYPE_CHECKING:
     import socket
+    from typing import Protocol, TextIO
 
-    Start = Callable[[list[socket.socket]], "Answering"]
+    class Answering(Protocol):
+        """What answers the sockets once started (`proxy.Served`)."""
+
+        def stop(self) -> None: ...
+
+    Start = Callable[[list[socket.socket]], Answering]
     """Loads what answers, and starts it on the sockets given (in the order of their paths)."""
 
 BACKLOG = 128
-
-
-class Answering(Protocol):
-    """What answers the sockets once started (`proxy.Served`)."""
-
-    def stop(self) -> None: ...
 
 
 class Standby:

@@ -21,13 +21,17 @@ import contextlib
 import json
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from link_plugin import __version__ as plugin_release
 from link_plugin.errors import LinkError
 from link_plugin.layout import Layout
 from link_plugin.permissions import Permission
+from link_plugin.records import NamedTuple
 from lnk_sandbox import __version__ as release
+
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
+if TYPE_CHECKING:
+    from typing import Any
 
 KEPT = "checked.json"
 """In Link's settings folder: each file's text and what its check found, by path."""

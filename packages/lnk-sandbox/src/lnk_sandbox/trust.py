@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from link_plugin.errors import LinkError
 from link_plugin.sandbox_terms import UPSTREAM_CA_ENV
 
+TYPE_CHECKING = False  # `typing` isn't loaded on a run's path (link_plugin.records)
 if TYPE_CHECKING:
     import ssl
 
