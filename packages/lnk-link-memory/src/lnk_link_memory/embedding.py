@@ -118,6 +118,7 @@ class Embedding(threading.Thread):
         def runs(texts: list[str]) -> Vectors:
             vectors = []
             for i in range(0, len(texts), model.batch):
+                WORDS_FIRST.wait(self.stop)  # a scan begun meanwhile waits for one run at most, not a batch
                 with _ONE_AT_A_TIME:
                     vectors.append(model.embed(texts[i : i + model.batch]))
             return np.concatenate(vectors)
