@@ -4,15 +4,18 @@
     lnk-scheduler list --state ... [--json]
     lnk-scheduler cancel ID --state ...
     lnk-scheduler run < runner-spec.json
+    lnk-scheduler tools
 
 `serve` is what Link defines as the agent's tool `scheduler-<id>`; `run` is the runner Link keeps
 beside the agent's channel bridges (its spec on stdin); `list` and `cancel` are what
-`lnk agent schedules` asks, so Link reads no file of the scheduler's itself.
+`lnk agent schedules` asks, so Link reads no file of the scheduler's itself. `tools` prints what
+`serve` lists (lnk_scheduler.listing), which Link answers a harness's first listing from.
 
 Link starts `run` at every agent start, alone on its command line: `main` answers it at once,
-without importing typer or building its app (a third of the runner's start-up CPU). Every other
-command line, `run --help` among them, goes to the typer app (lnk_scheduler.commands), which
-answers a bare `run` through the same function.
+without importing typer or building its app (a third of the runner's start-up CPU); a bare `tools`
+likewise, so that a listing costs no more than reading a file. Every other command line,
+`run --help` among them, goes to the typer app (lnk_scheduler.commands), which answers a bare
+`run` and `tools` through the same functions.
 """
 
 from __future__ import annotations
@@ -38,6 +41,14 @@ def run() -> int:
     return 0
 
 
+def tools() -> int:
+    """What `serve` lists, as its MCP `tools/list` result (JSON)."""
+    from lnk_scheduler.listing import shipped
+
+    sys.stdout.write(shipped())
+    return 0
+
+
 def _say(line: str) -> None:
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} scheduler: {line}", file=sys.stderr, flush=True)
 
@@ -46,6 +57,8 @@ def main() -> None:
     try:
         if sys.argv[1:] == ["run"]:
             sys.exit(run())
+        if sys.argv[1:] == ["tools"]:
+            sys.exit(tools())
         from lnk_scheduler.commands import app
 
         app()

@@ -30,6 +30,11 @@ def run() -> None:
         raise typer.Exit(code)
 
 
+@app.command("tools", help="What `serve` lists: its MCP tools/list result (JSON), without starting it.")
+def tools() -> None:
+    cli.tools()
+
+
 @app.command("list", help="What is scheduled, soonest first.")
 def list_(state: State, as_json: Annotated[bool, typer.Option("--json", help="One JSON object.")] = False) -> None:
     from link_plugin.scheduler import Schedules
