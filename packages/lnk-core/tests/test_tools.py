@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -226,9 +227,42 @@ def _serves(pid: int) -> bool:
     return "serve" in argv and any(Path(arg).name == "lnk-scheduler" for arg in argv)
 
 
+def _older_scheduler(world: World) -> None:
+    """An lnk-scheduler from before `tools` (which typer refuses, as it did), found first on PATH."""
+    older = world.root / "older"
+    older.mkdir()
+    program = older / "lnk-scheduler"
+    real = Path(sys.executable).parent / "lnk-scheduler"
+    program.write_text(
+        f'#!/bin/sh\n[ "$1" = tools ] && {{ echo "No such command \'tools\'." >&2; exit 2; }}\nexec "{real}" "$@"\n'
+    )
+    program.chmod(0o755)
+    world.env["PATH"] = f"{older}{os.pathsep}{world.env['PATH']}"
+
+
+def test_a_new_agents_first_turn_lists_the_scheduler_from_its_release_and_a_call_starts_it(world: World) -> None:
+    """`lnk-scheduler tools` answers the harness's first listing: no scheduler server runs for it.
+    Its first call starts the server, which answers."""
+    world.provider.script(
+        Reply(text="Hello."), Reply(tool_calls=[ToolCall("schedules", {})]), Reply(text="Nothing is scheduled.")
+    )
+    world.start("work")
+    assert world.chat("work", "hi").strip() == "Hello."
+    assert {"schedule", "start_subagent", "schedules"} <= world.provider.requests[-1].tool_names
+    assert not _serving(world)  # listed as its release prints it
+
+    assert world.chat("work", "what is scheduled?").strip() == "Nothing is scheduled."
+    assert _serving(world)  # the call started it
+    said = world.provider.requests[-1].json["messages"][-1]
+    assert said["role"] == "tool" and json.loads(said["content"]) == {"schedules": []}
+    assert [(entry["call"], entry["ok"]) for entry in _log(world, "work")] == [("schedules", True)]
+
+
 def test_a_plugins_tool_is_listed_from_its_release_and_its_server_starts_for_a_call(world: World) -> None:
-    """The scheduler's listing, kept from the first start, answers the next start's listing: its
-    server starts only for a call (a tool of the owner's is always listed by its server)."""
+    """An lnk-scheduler that can't print its listing is listed by its server, and that listing,
+    kept from the first start, answers the next start's: its server starts only for a call (a tool
+    of the owner's is always listed by its server)."""
+    _older_scheduler(world)
     world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
     world.start("work")
     tools = world.harness_settings("work").tools
@@ -240,7 +274,7 @@ def test_a_plugins_tool_is_listed_from_its_release_and_its_server_starts_for_a_c
 
     first = asyncio.run(listed(scheduler))
     assert "schedule" in first and "start_subagent" in first
-    assert _serving(world)  # nothing was kept yet: its server listed it
+    assert _serving(world)  # nothing was kept yet, and `tools` failed: its server listed it
 
     world.lnk("agent", "restart", "work", "--no-sandbox")
     tools = world.harness_settings("work").tools

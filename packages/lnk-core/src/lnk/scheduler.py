@@ -73,6 +73,7 @@ def define(agent: Agent, endpoint: Endpoint | None, say: Callable[[str], None]) 
         sandboxed=True,
         reads=program_reads([program]),
         writes=[str(folder) for folder in folders],
+        lists=[program, "tools"],  # the same for every agent: no new agent starts the server to list
     )
     save_tool(agent.layout, tool)
     return tool

@@ -10,7 +10,11 @@ logged, and a call not in the server's "don't ask first" list waits for the owne
 A tool a plugin defines (memory, the scheduler) lists the same tools for as long as its release and
 its definition stay the same, so its listing is kept (lnk.kept) and a harness listing the agent's
 tools at a start or a turn is answered from it: the server starts only for what needs it (a call,
-a resource), and an agent that never schedules anything never runs the scheduler's server.
+a resource), and an agent that never schedules anything never runs the scheduler's server. A tool
+whose program prints its listing (`ToolDef.lists`: the scheduler's, the same for every agent) is
+listed from that before anything was kept for its definition, so a new agent, or a new home, never
+starts the server just to list; a program that can't print it (an older release) is asked by its
+server, as any other tool is.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -44,6 +49,10 @@ from lnk.tooldefs import ToolDef, listing_question
 Target = StdioServerParameters | str
 T = TypeVar("T")
 STATUS_RESOURCE = "memory://status"
+RELEASE_LISTING = "listing"
+"""What a program's `lists` command printed is kept (lnk.kept) as the answer to this question: for
+its release, whichever agent's tool it serves."""
+LISTS_TIMEOUT = 30.0
 
 
 class KeptListing(Model):
@@ -58,13 +67,33 @@ class Listing:
     def __init__(self, layout: Layout, tool: ToolDef) -> None:
         self._layout = layout
         self._program = tool.argv[0]
+        self._lists = tool.lists
         self._question = listing_question(tool.name)
         defined = json.dumps([tool.argv, tool.env, tool.cwd, tool.reads, tool.writes], sort_keys=True)
         self._defined = hashlib.sha256(defined.encode()).hexdigest()
 
     def read(self) -> types.ListToolsResult | None:
+        """What the server lists: kept for this definition, else as its release prints it; None if neither."""
         found = kept.kept(self._layout, self._program, self._question, KeptListing)
-        return found.listed if found is not None and found.defined == self._defined else None
+        if found is not None and found.defined == self._defined:
+            return found.listed
+        return self._released()
+
+    def _released(self) -> types.ListToolsResult | None:
+        """What the program's `lists` command prints, asked once per release (lnk.kept)."""
+        if not self._lists:
+            return None
+        found = kept.kept(self._layout, self._program, RELEASE_LISTING, types.ListToolsResult)
+        if found is not None:
+            return found
+        try:
+            printed = subprocess.run(self._lists, capture_output=True, timeout=LISTS_TIMEOUT, check=True)
+            found = types.ListToolsResult.model_validate_json(printed.stdout)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None  # a release that can't print it: its server lists, as for any tool
+        with contextlib.suppress(OSError):  # not kept: printed again at the next start
+            kept.keep(self._layout, self._program, RELEASE_LISTING, found)
+        return found
 
     def keep(self, listed: types.ListToolsResult) -> None:
         kept.keep(self._layout, self._program, self._question, KeptListing(defined=self._defined, listed=listed))

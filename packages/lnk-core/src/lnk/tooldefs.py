@@ -40,6 +40,10 @@ class ToolDef(Model):
     """Runs in a sandbox of its own (lnk-sandbox, mode tool) when its agent runs sandboxed: memory."""
     reads: list[str] = Field(default_factory=list)
     writes: list[str] = Field(default_factory=list)
+    lists: list[str] = Field(default_factory=list)
+    """A command printing what its server lists (an MCP `tools/list` result) in its program's
+    release, without starting it (the scheduler's `lnk-scheduler tools`): a harness's first listing
+    is answered from it. Without it, or when it fails, the server is started to list."""
     model_port: int | None = None
     stamp: str | None = None
     """What it was defined from (memory): defined again when that changes."""
