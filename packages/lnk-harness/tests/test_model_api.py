@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trustme
 from conftest import MAIN
-from helpers import Harness, say, settings_for
+from helpers import Harness, ask, say, settings_for
 from listing import tools_listed
 from mcp_tools import ToolServers
 from proxy import KeyAddingProxy
@@ -16,6 +16,7 @@ from proxy import KeyAddingProxy
 from link_conformance.provider import Reply, StandInProvider, ToolCall
 from link_plugin import wire
 from link_plugin.providers import PROVIDERS
+from lnk_harness.conversation import Conversation
 
 
 def test_anthropic_messages_with_a_tool_round_trip(
@@ -110,6 +111,30 @@ def test_a_model_that_fails_says_so_and_loses_nothing(tmp_path: Path, provider: 
         assert say(harness, "now?", "kit:fail") == (200, "better now")
         shown = [m["content"] for m in provider.requests[-1].json["messages"][1:]]
         assert shown == ["are you there?", "now?"], "the message the model never answered is still there"
+
+
+def test_a_message_sent_the_moment_a_failure_is_said_gets_a_turn_of_its_own(
+    tmp_path: Path, provider: StandInProvider
+) -> None:
+    """Once a failed turn's error reaches its request, the turn takes no more messages: the next one,
+    sent that very moment (its request still open), is answered on its own request, never joined
+    (202) to the turn that has answered and then left unanswered."""
+    settings = settings_for(tmp_path, MAIN, provider.url)
+    lease = Conversation(Path(settings.folders.chats), wire.Thread.parse("kit:edge"), settings.turns).lease
+    with Harness([settings]) as harness:
+
+        async def fail_then_ask(number: int) -> tuple[int, str]:
+            async with harness.client().chat(f"fail {number}", wire.Thread.parse("kit:edge")) as failing:
+                with pytest.raises(Exception, match="529"):
+                    await failing.text()
+                with lease.locked():
+                    running = lease.read()
+                assert running is None or running.closing, "a turn that has answered still takes messages"
+                return await ask(harness.client(), f"ask {number}", "kit:edge")
+
+        for number in range(8):
+            provider.script(Reply(status=529, error="overloaded"), Reply(text=f"answer {number}"))
+            assert asyncio.run(fail_then_ask(number)) == (200, f"answer {number}")
 
 
 def test_a_model_over_tls_answers_only_for_a_certificate_of_its_name_that_its_authorities_signed(

@@ -165,9 +165,13 @@ class TurnLease:
     def close_locked(self, holder: str) -> None:
         """The turn has its answer: a message from now on waits for the next turn."""
         current = self.read()
-        if current is not None and current.holder == holder:
+        if current is not None and current.holder == holder and not current.closing:
             current.closing = True
             self._write(current)
+
+    def close(self, holder: str) -> None:
+        with self.locked():
+            self.close_locked(holder)
 
     def ask_stop_locked(self) -> None:
         """Ask the running turn to stop ([turns] busy = stop)."""

@@ -265,6 +265,8 @@ class Turns:
         except Exception as exc:
             log.exception("%s: the turn failed", conversation.thread)
             if reply is not None:
+                with suppress(OSError):  # closed or not, the lease is let go below
+                    conversation.lease.close(running.holder)
                 reply.end(End(error=f"the turn failed: {type(exc).__name__}: {exc}"))
         finally:
             renewer.cancel()
@@ -355,6 +357,11 @@ class Turns:
                 # ends as every turn does, so the next one doesn't take this one's text for its own.
                 error = exc.message
                 log.warning("%s: %s", conversation.thread, exc)
+        if reply is not None:
+            # However the turn ended (its model failed, it was stopped, or it answered), it is
+            # closed to new messages before its answer goes out: a message sent once the answer
+            # was seen waits for a turn of its own, never joins one that has answered.
+            conversation.lease.close(running.holder)
         return await self._answer(conversation, running, limit, reply, name, error, stopped)
 
     async def _ask(
