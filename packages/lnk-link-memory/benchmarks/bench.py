@@ -358,6 +358,13 @@ def main() -> None:
         one = bench_agents(base, 1, 20 if quick else 100, "one@bench")
         ten = bench_agents(base, 10, 20 if quick else 100, "ten@bench")
         print(f"  ten agents' peak RSS is {ten / one:.2f}x one agent's (target <= 1.3x)")
+        row = {
+            "row": "memory engine RSS",
+            "figure": f"{one / 2**20:.0f} MiB at its peak, one agent; {ten / 2**20:.0f} MiB, ten agents",
+            "anchor": f"{one / anchor:.2f}x the bare model in a process of its own ({anchor / 2**20:.0f} MiB)",
+            "goal": "within the whole agent's 250 MiB",
+        }
+        print("table-row " + json.dumps(row), flush=True)  # read by `./dev run bench all`
     print(f"machine: load average {os.getloadavg()[0]:.1f} at the end")
 
 
