@@ -4,8 +4,9 @@
 
 The harness runs as its adapter's `start` says (`python -m lnk_harness.serve`), for one agent
 whose memory tool (`$LNK_MEMORY`) is the conformance kit's stand-in MCP server, and its model the
-kit's stand-in provider. Its RSS is read after it started (no tool listed: no MCP client loaded),
-after its first answers (its tools listed), and after a call to the memory tool. Goal: 60 MiB.
+kit's stand-in provider. Its RSS is read after it started (before its first message; a harness with
+tools loads the MCP client and lists its tools as it starts), after its first answers, and after a
+call to the memory tool. Goal: 60 MiB.
 Anchors in the same run: a bare interpreter (`python -c`), and the same harness with no tool.
 """
 
@@ -136,7 +137,7 @@ def main() -> None:
     rows = [
         ("a bare interpreter (python -c)", bare, ""),
         ("no tool, after answering", without, f"{without / bare:.1f}x the interpreter"),
-        ("memory tool on, started (nothing listed yet)", started, ""),
+        ("memory tool on, before its first message", started, ""),
         ("memory tool on, its tools listed", listed, f"the MCP client: +{listed - without:.1f} MiB"),
         ("memory tool on, after a call to it", called, f"{called / GOAL_MIB:.2f} of the 60 MiB goal"),
     ]

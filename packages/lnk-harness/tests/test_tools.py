@@ -134,10 +134,12 @@ def test_the_first_turn_after_a_start_is_offered_the_tools(
 ) -> None:
     """A question asked days later, after a restart, is the first turn: it needs memory's search."""
     settings = settings_for(tmp_path, MAIN, provider.url, tools={"memory": servers.address("memory")})
+    asked = len(provider.requests)
     with Harness([settings]) as harness:
-        # Its MCP client loads as it starts (a turn waits 3 s for it at most): a person's first
-        # message comes later than that; on a loaded machine, the load can take longer.
-        wait_until(lambda: "the MCP client is loaded" in harness.output(), 60, "the MCP client loaded")
+        # Its MCP client loads and its tools are listed as it starts, before any message: a person's
+        # first message comes later than that, however long both take on a loaded machine.
+        wait_until(lambda: "the tools of memory are listed" in harness.output(), 60, "memory's tools listed")
+        assert len(provider.requests) == asked, "listed as it started, not at a turn"
         provider.script(Reply(tool_calls=[ToolCall("search", {"query": "lease"})]), Reply(text="March."))
         assert say(harness, "when does my lease end?", "kit:first") == (200, "March.")
         assert servers.called("search")[-1] == {"query": "lease"}  # offered on the first turn, and called

@@ -31,7 +31,6 @@ from starlette.routing import Route
 
 from link_plugin import wire
 from link_plugin.bodies import SMALL, CappedBodies
-from lnk_harness import tools
 from lnk_harness.addresses import HEALTH_PATH
 from lnk_harness.agents import Agent
 from lnk_harness.conversation import folder_thread, parse_answer_id
@@ -221,14 +220,17 @@ class Harness:
     def app(self) -> CappedBodies:
         @asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            loading = None
-            if any(agent.turns.toolbox.addresses for agent in self.agents):
-                loading = asyncio.create_task(tools.load_client())  # about a second: not on the first turn's clock
+            # The MCP client (about a second) and each tool's first listing: not on the first turn's clock.
+            listing = [
+                asyncio.create_task(agent.turns.toolbox.list_first())
+                for agent in self.agents
+                if agent.turns.toolbox.addresses
+            ]
             for agent in self.agents:
                 agent.turns.recover()
             yield
-            if loading is not None and not loading.done():
-                loading.cancel()
+            for task in listing:
+                task.cancel()
             await asyncio.gather(*(agent.turns.close() for agent in self.agents))
             await self.http.aclose()
 

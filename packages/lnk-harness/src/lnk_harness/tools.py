@@ -6,8 +6,10 @@ schema), untranslated. A tool's answer is kept up to 32 KiB and cut with a note 
 tells its tool, in `_meta`, which conversation called: its tools, its thread and how many hops its
 message came (`link_plugin.wire.META_*`), so a tool acting for it (Link Scheduler) acts no wider.
 
-Servers are listed when a turn first needs them, never before: a harness that answered nothing
-yet holds no MCP client (about 1 s and 24 MiB). Each server has one HTTP client, made with the
+A harness with tools loads the MCP client as it starts (about 1 s and 24 MiB, off its event loop)
+and then asks each server it holds no listing of for one (`list_first`): a person's first message,
+which comes later, finds its tools listed, however long the listing took on a loaded machine. A
+harness without tools never loads the client. Each server has one HTTP client, made with the
 SDK's MCP timeouts the first time it is listed, off the event loop, and kept for every session
 opened to it after, listings and calls alike: a client of its own per session read the system's
 authorities each time (0.1–0.3 s of every turn that called a tool, on a loaded machine).
@@ -149,6 +151,16 @@ class Toolbox:
         transport = streamable_http_client(self.addresses[server], http_client=self._http[server])
         return Client(transport, read_timeout_seconds=read_timeout)
 
+    async def list_first(self) -> None:
+        """Load the MCP client, then ask each server never listed (nor kept by the last run) for its
+        listing, as the harness starts; done when each answered or failed. A turn arriving meanwhile
+        shares the listing being asked, and waits for it as it would for its own."""
+        await load_client()
+        self._load_kept()
+        asking = [self._listing(server) for server in self.addresses if server not in self._listings]
+        if asking:
+            await asyncio.gather(*asking)
+
     def _listing(self, server: str) -> asyncio.Task[list[ToolSpec]]:
         """The server's listing being asked: one at a time per server, turns arriving together share it."""
         if server not in self._asking:
@@ -191,8 +203,10 @@ class Toolbox:
             return []
         before = self._listings.get(server)
         self._listings[server] = (time.monotonic(), specs)
-        if self.kept is not None and (before is None or before[1] != specs):
-            await asyncio.to_thread(self._keep)
+        if before is None or before[1] != specs:
+            log.info("the tools of %s are listed: %s", server, ", ".join(spec.name for spec in specs) or "none")
+            if self.kept is not None:
+                await asyncio.to_thread(self._keep)
         return specs
 
     def _load_kept(self) -> None:
