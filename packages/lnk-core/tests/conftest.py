@@ -82,3 +82,22 @@ def world() -> Iterator[World]:
         yield made
     finally:
         made.close()
+
+
+@pytest.fixture(scope="session")
+def started() -> Iterator[World]:
+    """A world with `work` started, shared by the tests that only read it or add what no other of
+    them reads (its files, its endpoint, its control socket, its status): one start for them all.
+    Each such test is marked `reading`, so that xdist runs them all in one worker."""
+    from world import World
+
+    made = World()
+    try:
+        made.start("work")
+        yield made
+    finally:
+        made.close()
+
+
+reading = pytest.mark.xdist_group("lnk-core-started")
+"""The tests sharing `started`: xdist (`--dist=loadgroup`, pyproject) runs them in one worker."""

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import reading
 from world import World, process_gone, wait_until
 
 from link_plugin.layout import HOME_FOLDERS
@@ -41,10 +42,10 @@ def test_first_start_makes_main_and_it_answers_in_the_terminal(main_ports: None,
     assert request.headers["authorization"] == f"Bearer {world.key}"  # added on the way, never by the harness
 
 
-def test_status_and_list_say_how_each_agent_is(world: World) -> None:
-    world.start("work")
-    world.lnk("agent", "keys", "set", "anthropic", "idle", "--stdin", input="sk-ant-x")
-    status = json.loads(world.lnk("agent", "status", "work", "--json").stdout)
+@reading
+def test_status_and_list_say_how_each_agent_is(started: World) -> None:
+    started.lnk("agent", "keys", "set", "anthropic", "idle", "--stdin", input="sk-ant-x")
+    status = json.loads(started.lnk("agent", "status", "work", "--json").stdout)
     assert status["running"] is True
     assert status["harness"] == "mini"
     assert status["model"] == "gpt-6-luna" and status["provider"] == "openai"
@@ -55,17 +56,17 @@ def test_status_and_list_say_how_each_agent_is(world: World) -> None:
     # This start runs without a sandbox (sandbox "none"), and the agent's grants are still shown:
     # they hold at its next sandboxed start.
     assert status["grants"]["permissions"]["network"] is True and status["grants"]["tcp"] == []
-    text = world.lnk("agent", "status", "work").stdout
+    text = started.lnk("agent", "status", "work").stdout
     assert "running" in text and "no sandbox" in text and "gpt-6-luna" in text
 
-    listed = {a["name"]: a for a in json.loads(world.lnk("agent", "list", "--json").stdout)}
+    listed = {a["name"]: a for a in json.loads(started.lnk("agent", "list", "--json").stdout)}
     assert listed["work"]["running"] is True
     assert listed["idle"]["running"] is False
     assert listed["idle"]["id"] != listed["work"]["id"]
-    table = world.lnk("agent", "list").stdout
+    table = started.lnk("agent", "list").stdout
     assert "work" in table and "idle" in table
-    assert "harness is running" in world.lnk("agent", "logs", "work").stdout
-    assert "Nothing logged" in world.lnk("agent", "logs", "work", "--bridge", "telegram").stderr
+    assert "harness is running" in started.lnk("agent", "logs", "work").stdout
+    assert "Nothing logged" in started.lnk("agent", "logs", "work", "--bridge", "telegram").stderr
 
 
 LISTED_THEN_STATUS = """

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+from conftest import reading
 from rich.console import Console
 from world import World
 
@@ -25,22 +26,6 @@ from lnk.cli import chat_messages
 from lnk.runfiles import Endpoint, running_chat
 from lnk.services import running
 from lnk_testing.endpoint import Answer, ScriptedHarness
-
-
-@pytest.fixture(scope="module")
-def started() -> Iterator[World]:
-    """A world with `work` started, for the tests here that only read it (its files, its endpoint, its
-    control socket): one start for them all, in one xdist worker (their group, `reading`)."""
-    made = World()
-    try:
-        made.start("work")
-        yield made
-    finally:
-        made.close()
-
-
-reading = pytest.mark.xdist_group("lnk-core-chat-reading")
-"""The tests sharing `started`: xdist (`--dist=loadgroup`) runs them in one worker."""
 
 
 @reading
