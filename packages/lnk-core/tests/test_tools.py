@@ -8,10 +8,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from mcp import Client
 from world import TOOL, World, wait_until
 
@@ -50,15 +52,33 @@ async def _cant_forge(world: World, question: str) -> None:
         assert (await http.get(f"{base}/{spec.secret}/approvals")).status_code == 404
 
 
-def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: World) -> None:
-    world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
-    listed = json.loads(world.lnk("sandbox", "tool", "list", "--json").stdout)
-    assert listed[0]["name"] == "words" and listed[0]["no_ask"] == ["lookup"]
-    world.start("work")
-    tools = world.harness_settings("work").tools
+@pytest.fixture(scope="module")
+def served() -> Iterator[World]:
+    """A world with the owner's tool `words` (`lookup` not asked first) and `work` started, for the
+    tests here that call it and read what the calls left: one start for them all, in one xdist worker
+    (their group, `serving`). Each reads only what its own calls left."""
+    made = World()
+    try:
+        made.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
+        made.start("work")
+        yield made
+    finally:
+        made.close()
+
+
+serving = pytest.mark.xdist_group("lnk-core-tools-served")
+"""The tests sharing `served`: xdist (`--dist=loadgroup`) runs them in one worker."""
+
+
+@serving
+def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(served: World) -> None:
+    ran, logged = len(served.tool_calls()), len(_log(served, "work"))  # the calls of the tests before
+    listed = {tool["name"]: tool for tool in json.loads(served.lnk("sandbox", "tool", "list", "--json").stdout)}
+    assert listed["words"]["no_ask"] == ["lookup"]  # beside the agent's scheduler, defined at its start
+    tools = served.harness_settings("work").tools
     url = tools["words"]
-    assert json.loads(world.spec("work").env["LNK_TOOLS"]) == tools  # the owner's, and the agent's scheduler
-    assert sorted(tools) == sorted(["words", f"scheduler-{world.agent('work').id}"])
+    assert json.loads(served.spec("work").env["LNK_TOOLS"]) == tools  # the owner's, and the agent's scheduler
+    assert sorted(tools) == sorted(["words", f"scheduler-{served.agent('work').id}"])
 
     async def scenario() -> None:
         async with Client(url) as client:
@@ -68,28 +88,28 @@ def test_a_tool_outside_the_sandbox_is_served_logged_and_asks_the_owner(world: W
         assert await _call(url, "lookup", {"word": "cat"}) == (False, "cat means something")  # doesn't ask
 
         asking = asyncio.create_task(_call(url, "erase", {"word": "cat"}))
-        waiting = await asyncio.to_thread(wait_until, lambda: _waiting(world, "work"), 20, "a question")
+        waiting = await asyncio.to_thread(wait_until, lambda: _waiting(served, "work"), 20, "a question")
         assert waiting[0]["tool"] == "words" and waiting[0]["call"] == "erase"
         assert waiting[0]["arguments"] == {"word": "cat"}
         assert not asking.done()
-        assert "erase cat" not in world.tool_calls()  # nothing ran before the owner answered
-        await asyncio.to_thread(world.lnk, "agent", "approve", waiting[0]["id"], "work", "--deny")
+        assert "erase cat" not in served.tool_calls()  # nothing ran before the owner answered
+        await asyncio.to_thread(served.lnk, "agent", "approve", waiting[0]["id"], "work", "--deny")
         error, text = await asking
         assert error and "refused" in text
-        assert "erase cat" not in world.tool_calls()
+        assert "erase cat" not in served.tool_calls()
 
         asking = asyncio.create_task(_call(url, "erase", {"word": "dog"}))
-        waiting = await asyncio.to_thread(wait_until, lambda: _waiting(world, "work"), 20, "a question")
-        await _cant_forge(world, waiting[0]["id"])
+        waiting = await asyncio.to_thread(wait_until, lambda: _waiting(served, "work"), 20, "a question")
+        await _cant_forge(served, waiting[0]["id"])
         assert not asking.done()
-        await asyncio.to_thread(world.lnk, "agent", "approve", waiting[0]["id"], "work")
+        await asyncio.to_thread(served.lnk, "agent", "approve", waiting[0]["id"], "work")
         assert await asking == (False, "erased dog")
 
     asyncio.run(scenario())
-    assert world.tool_calls() == ["lookup cat", "erase dog"]
-    decisions = [(e["call"], e["decision"], e["ok"]) for e in _log(world, "work")]
+    assert served.tool_calls()[ran:] == ["lookup cat", "erase dog"]
+    decisions = [(e["call"], e["decision"], e["ok"]) for e in _log(served, "work")[logged:]]
     assert decisions == [("lookup", "no-ask", True), ("erase", "denied", False), ("erase", "allowed", True)]
-    assert "erase" in world.lnk("agent", "logs", "work", "--tools").stdout
+    assert "erase" in served.lnk("agent", "logs", "work", "--tools").stdout
 
 
 def _mapped(pid: int) -> set[str]:
@@ -133,17 +153,16 @@ def test_the_tool_bridge_loads_at_the_first_tool_request_and_answers_those_made_
     assert [entry["call"] for entry in _log(world, "work")] == ["schedules"] * 3
 
 
-def test_lnk_agent_chat_asks_the_owner_in_the_terminal(world: World) -> None:
-    world.lnk("sandbox", "tool", "add", "words", "--", *TOOL)
-    world.start("work")
+@serving
+def test_lnk_agent_chat_asks_the_owner_in_the_terminal(served: World) -> None:
     for answer, ran in (("n", False), ("y", True)):
-        world.provider.script(
+        served.provider.script(
             Reply(tool_calls=[ToolCall("erase", {"word": "old"})]),
             lambda recorded: Reply(text=f"The tool said: {recorded.json['messages'][-1]['content']}"),
         )
-        chat = world.lnk("agent", "chat", "work", "-m", "erase old", input=f"{answer}\n")
+        chat = served.lnk("agent", "chat", "work", "-m", "erase old", input=f"{answer}\n")
         assert "words wants to run erase" in chat.stderr
-        assert ("erase old" in world.tool_calls()) is ran
+        assert ("erase old" in served.tool_calls()) is ran
         assert ("The tool said: erased old" in chat.stdout) is ran
         if not ran:
             assert "refused" in chat.stdout
@@ -188,17 +207,16 @@ def test_a_tool_server_that_ended_is_started_again_and_only_a_reading_call_is_ma
     assert logged == [("lookup", True), ("lookup", True), ("erase", False), ("erase", True)]
 
 
+@serving
 def test_a_body_far_over_the_cap_is_refused_while_read_by_the_tool_bridge_and_the_control_socket(
-    world: World,
+    served: World,
 ) -> None:
     """Sent without a length, 200 MB is refused at the cap, before lnk holds more than a few MiB
     of it; what is served there goes on answering."""
-    world.lnk("sandbox", "tool", "add", "words", "--no-ask", "lookup", "--", *TOOL)
-    world.start("work")
-    url = world.harness_settings("work").tools["words"]
-    supervisor = world.state("work").pid
+    url = served.harness_settings("work").tools["words"]
+    supervisor = served.state("work").pid
     mcp = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    socket = httpx.HTTPTransport(uds=str(world.agent("work").run.control))
+    socket = httpx.HTTPTransport(uds=str(served.agent("work").run.control))
     with (
         httpx.Client(timeout=60) as gateway,
         httpx.Client(transport=socket, base_url="http://lnk", timeout=60) as local,
