@@ -97,6 +97,7 @@ def test_a_tool_call_is_asked_in_the_owners_chat(world: World) -> None:
         lambda recorded: Reply(text=f"The tool said: {recorded.json['messages'][-1]['content']}"),
     )
     chat = world.root / "chat-work"
+    (chat / "inbox").mkdir(parents=True, exist_ok=True)  # the bridge may not have made it yet
     (chat / "inbox" / "1.txt").write_text("erase old, please")
     question = wait_until(lambda: list((chat / "outbox").glob("question-*.txt")), what="the question in the chat")
     assert question[0].read_text().startswith("words wants to run erase with")
